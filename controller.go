@@ -1,0 +1,270 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	appsinformers "k8s.io/client-go/informers/apps/v1"
+	coreinformers "k8s.io/client-go/informers/core/v1"
+	"k8s.io/client-go/kubernetes"
+	appslisters "k8s.io/client-go/listers/apps/v1"
+	corelisters "k8s.io/client-go/listers/core/v1"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/client-go/util/workqueue"
+	"k8s.io/klog/v2"
+	"golang.org/x/time/rate"
+
+	appv1 "deployobject.dev/controller/pkg/apis/app/v1"
+	clientset "deployobject.dev/controller/pkg/generated/clientset/versioned"
+	informers "deployobject.dev/controller/pkg/generated/informers/externalversions/app/v1"
+	listers "deployobject.dev/controller/pkg/generated/listers/app/v1"
+)
+
+const (
+	controllerName = "deployobject-controller"
+	// fieldManager names the controller in managedFields of what it writes.
+	fieldManager = controllerName
+	queueName    = "deployobject"
+)
+
+// Controller keeps, for every DeployObject, a Deployment and a Service that
+// match it, and reports their state in the DeployObject's status.
+type Controller struct {
+	kubeClient kubernetes.Interface
+	client     clientset.Interface
+
+	deployObjects listers.DeployObjectLister
+	deployments   appslisters.DeploymentLister
+	services      corelisters.ServiceLister
+	cachesSynced  []cache.InformerSynced
+
+	queue    workqueue.TypedRateLimitingInterface[cache.ObjectName]
+	recorder record.EventRecorder
+	metrics  *reconcileMetrics
+
+	// now is the clock for condition transition times; tests replace it.
+	now func() metav1.Time
+	// shutdownGrace bounds how long syncs in flight at shutdown may take.
+	shutdownGrace time.Duration
+}
+
+// NewController wires the informers' event handlers to the work queue. The
+// child informers must be restricted to objects carrying managedByLabel.
+func NewController(
+	ctx context.Context,
+	kubeClient kubernetes.Interface,
+	client clientset.Interface,
+	deployObjectInformer informers.DeployObjectInformer,
+	deploymentInformer appsinformers.DeploymentInformer,
+	serviceInformer coreinformers.ServiceInformer,
+	recorder record.EventRecorder,
+	metrics *reconcileMetrics,
+) (*Controller, error) {
+	c := &Controller{
+		kubeClient:    kubeClient,
+		client:        client,
+		deployObjects: deployObjectInformer.Lister(),
+		deployments:   deploymentInformer.Lister(),
+		services:      serviceInformer.Lister(),
+		cachesSynced: []cache.InformerSynced{
+			deployObjectInformer.Informer().HasSynced,
+			deploymentInformer.Informer().HasSynced,
+			serviceInformer.Informer().HasSynced,
+		},
+		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
+			newRateLimiter(),
+			workqueue.TypedRateLimitingQueueConfig[cache.ObjectName]{Name: queueName},
+		),
+		recorder:      recorder,
+		metrics:       metrics,
+		now:           metav1.Now,
+		shutdownGrace: 10 * time.Second,
+	}
+
+	logger := klog.FromContext(ctx)
+	if _, err := deployObjectInformer.Informer().AddEventHandlerWithOptions(cache.ResourceEventHandlerFuncs{
+		AddFunc:    c.enqueue,
+		UpdateFunc: c.updateDeployObject,
+		DeleteFunc: c.enqueue,
+	}, cache.HandlerOptions{Logger: &logger}); err != nil {
+		return nil, fmt.Errorf("adding DeployObject event handler: %w", err)
+	}
+	childHandler := cache.ResourceEventHandlerFuncs{
+		AddFunc:    c.enqueueOwner,
+		UpdateFunc: c.updateChild,
+		DeleteFunc: c.enqueueOwner,
+	}
+	for _, inf := range []cache.SharedIndexInformer{deploymentInformer.Informer(), serviceInformer.Informer()} {
+		if _, err := inf.AddEventHandlerWithOptions(childHandler, cache.HandlerOptions{Logger: &logger}); err != nil {
+			return nil, fmt.Errorf("adding child event handler: %w", err)
+		}
+	}
+	return c, nil
+}
+
+// newRateLimiter backs off each failing key exponentially (5ms doubling up to
+// 5 minutes, so a conflict with a foreign object is retried for a while but
+// never hot) and caps retries of all keys together at 10/s with bursts of 100,
+// so a storm of failures cannot flood the API server.
+func newRateLimiter() workqueue.TypedRateLimiter[cache.ObjectName] {
+	return workqueue.NewTypedMaxOfRateLimiter(
+		workqueue.NewTypedItemExponentialFailureRateLimiter[cache.ObjectName](5*time.Millisecond, 5*time.Minute),
+		&workqueue.TypedBucketRateLimiter[cache.ObjectName]{Limiter: rate.NewLimiter(rate.Limit(10), 100)},
+	)
+}
+
+// Run waits for the caches, then runs workers until ctx is cancelled. It then
+// stops handing out work and waits for the syncs in flight to finish, for at
+// most shutdownGrace, after which their requests are cancelled. Keys still
+// queued are left to the next leader: its initial list enqueues every object.
+func (c *Controller) Run(ctx context.Context, workers int) error {
+	defer utilruntime.HandleCrashWithContext(ctx)
+	logger := klog.FromContext(ctx)
+
+	logger.Info("Waiting for informer caches to sync")
+	if !cache.WaitForNamedCacheSyncWithContext(ctx, c.cachesSynced...) {
+		return errors.New("informer caches did not sync")
+	}
+
+	// Syncs get a context that outlives ctx by the grace period, so that a
+	// shutdown does not abort writes half-way through a sync.
+	workCtx, cancelWork := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancelWork()
+
+	logger.Info("Starting workers", "count", workers)
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for c.processNextWorkItem(workCtx) {
+			}
+		})
+	}
+
+	<-ctx.Done()
+	logger.Info("Shutting down: finishing syncs in flight", "grace", c.shutdownGrace)
+	c.queue.ShutDown()
+	stop := time.AfterFunc(c.shutdownGrace, cancelWork)
+	defer stop.Stop()
+	wg.Wait()
+	logger.Info("Workers stopped")
+	return nil
+}
+
+// processNextWorkItem syncs one key and decides whether it is retried. It
+// returns false when the queue is shut down.
+func (c *Controller) processNextWorkItem(ctx context.Context) bool {
+	key, shutdown := c.queue.Get()
+	if shutdown {
+		return false
+	}
+	defer c.queue.Done(key)
+
+	logger := klog.LoggerWithValues(klog.FromContext(ctx), "deployobject", key)
+	ctx = klog.NewContext(ctx, logger)
+
+	start := time.Now()
+	err := c.syncHandler(ctx, key)
+	c.metrics.observe(time.Since(start), err)
+
+	switch {
+	case err == nil:
+		c.queue.Forget(key)
+	case isExpectedRetry(err):
+		// Stale caches and foreign children resolve themselves; they are
+		// retried with backoff but are not errors worth an operator's time.
+		logger.V(2).Info("Retrying", "reason", err.Error())
+		c.queue.AddRateLimited(key)
+	default:
+		logger.Error(err, "Sync failed, retrying with backoff", "retries", c.queue.NumRequeues(key))
+		c.queue.AddRateLimited(key)
+	}
+	return true
+}
+
+func (c *Controller) enqueue(obj any) {
+	key, err := cache.DeletionHandlingObjectToName(obj)
+	if err != nil {
+		utilruntime.HandleError(err)
+		return
+	}
+	c.queue.Add(key)
+}
+
+// updateDeployObject enqueues a DeployObject when its spec changed (a new
+// generation) or on a periodic resync (same resourceVersion), which re-checks
+// the children. Changes to status or metadata alone, such as the controller's
+// own status writes, do not affect the children and are skipped.
+func (c *Controller) updateDeployObject(oldObj, newObj any) {
+	oldDO, ok1 := oldObj.(*appv1.DeployObject)
+	newDO, ok2 := newObj.(*appv1.DeployObject)
+	if !ok1 || !ok2 {
+		return
+	}
+	if oldDO.ResourceVersion == newDO.ResourceVersion || oldDO.Generation != newDO.Generation {
+		c.enqueue(newDO)
+	}
+}
+
+// updateChild enqueues the owner of a changed child. Resyncs of a child
+// (same resourceVersion) carry no news and are dropped.
+func (c *Controller) updateChild(oldObj, newObj any) {
+	oldMeta, err1 := metaOf(oldObj)
+	newMeta, err2 := metaOf(newObj)
+	if err1 != nil || err2 != nil || oldMeta.GetResourceVersion() == newMeta.GetResourceVersion() {
+		return
+	}
+	if oldOwner, newOwner := ownerName(oldMeta), ownerName(newMeta); oldOwner != nil && (newOwner == nil || *oldOwner != *newOwner) {
+		c.queue.Add(*oldOwner)
+	}
+	c.enqueueOwner(newObj)
+}
+
+// enqueueOwner enqueues the DeployObject that controls a child, if any.
+func (c *Controller) enqueueOwner(obj any) {
+	m, err := metaOf(obj)
+	if err != nil {
+		utilruntime.HandleError(err)
+		return
+	}
+	if owner := ownerName(m); owner != nil {
+		c.queue.Add(*owner)
+	}
+}
+
+// metaOf returns the object metadata of an informer event's object,
+// unwrapping the tombstone a missed delete leaves behind.
+func metaOf(obj any) (metav1.Object, error) {
+	if tombstone, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = tombstone.Obj
+	}
+	switch o := obj.(type) {
+	case *appsv1.Deployment:
+		return o, nil
+	case *corev1.Service:
+		return o, nil
+	default:
+		return nil, fmt.Errorf("unexpected object of type %T in a child informer", obj)
+	}
+}
+
+// ownerName is the DeployObject named by obj's controller ownerReference, or
+// nil when a DeployObject does not control obj.
+func ownerName(obj metav1.Object) *cache.ObjectName {
+	ref := metav1.GetControllerOfNoCopy(obj)
+	if ref == nil || ref.Kind != deployObjectKind.Kind {
+		return nil
+	}
+	if gv, err := schema.ParseGroupVersion(ref.APIVersion); err != nil || gv.Group != deployObjectKind.Group {
+		return nil
+	}
+	return &cache.ObjectName{Namespace: obj.GetNamespace(), Name: ref.Name}
+}

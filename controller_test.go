@@ -1,0 +1,783 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/diff"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	kubeinformers "k8s.io/client-go/informers"
+	k8sfake "k8s.io/client-go/kubernetes/fake"
+	core "k8s.io/client-go/testing"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/klog/v2/ktesting"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/yaml"
+
+	appv1 "deployobject.dev/controller/pkg/apis/app/v1"
+	"deployobject.dev/controller/pkg/generated/clientset/versioned/fake"
+	informers "deployobject.dev/controller/pkg/generated/informers/externalversions"
+)
+
+var (
+	fixedNow  = metav1.NewTime(time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC))
+	earlier   = metav1.NewTime(fixedNow.Add(-time.Hour))
+	testKey   = cache.ObjectName{Namespace: "apps", Name: "web"}
+	resDeploy = schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}
+	resSvc    = schema.GroupVersionResource{Version: "v1", Resource: "services"}
+	resDObj   = appv1.SchemeGroupVersion.WithResource("deployobjects")
+)
+
+// newDeployObject is a DeployObject as the API server stores it, defaults
+// applied, with the given changes.
+func newDeployObject(mutate ...func(*appv1.DeployObject)) *appv1.DeployObject {
+	d := &appv1.DeployObject{
+		TypeMeta: metav1.TypeMeta{APIVersion: appv1.SchemeGroupVersion.String(), Kind: "DeployObject"},
+		ObjectMeta: metav1.ObjectMeta{
+			Name: testKey.Name, Namespace: testKey.Namespace,
+			UID: "uid-web", Generation: 2, ResourceVersion: "10",
+		},
+		Spec: appv1.DeployObjectSpec{
+			Image:       "nginx:1.27",
+			Replicas:    ptr.To[int32](2),
+			Command:     []string{"nginx"},
+			Args:        []string{"-g", "daemon off;"},
+			Env:         []corev1.EnvVar{{Name: "MODE", Value: "prod"}, {Name: "POD", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.name"}}}},
+			Resources:   corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m")}, Limits: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("128Mi")}},
+			Ports:       []appv1.Port{{Name: "http", ContainerPort: 8080, ServicePort: ptr.To[int32](80), Protocol: corev1.ProtocolTCP}},
+			ServiceType: appv1.ServiceTypeClusterIP,
+		},
+	}
+	for _, m := range mutate {
+		m(d)
+	}
+	return d
+}
+
+// liveDeployment is the Deployment of dobj as the API server would hold it
+// after creating it and rolling it out: desired plus server defaults and a
+// finished rollout status.
+func liveDeployment(dobj *appv1.DeployObject) *appsv1.Deployment {
+	d := desiredDeployment(dobj)
+	d.UID = "uid-deploy"
+	d.ResourceVersion = "20"
+	d.Generation = 1
+	d.Spec.Strategy = appsv1.DeploymentStrategy{Type: appsv1.RollingUpdateDeploymentStrategyType}
+	d.Spec.RevisionHistoryLimit = ptr.To[int32](10)
+	d.Spec.Template.Spec.RestartPolicy = corev1.RestartPolicyAlways
+	d.Spec.Template.Spec.DNSPolicy = corev1.DNSClusterFirst
+	c := &d.Spec.Template.Spec.Containers[0]
+	c.ImagePullPolicy = corev1.PullIfNotPresent
+	c.TerminationMessagePath = corev1.TerminationMessagePathDefault
+	// The API server returns quantities in canonical form.
+	c.Resources.Requests = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("0.1")}
+	r := *d.Spec.Replicas
+	d.Status = appsv1.DeploymentStatus{ObservedGeneration: 1, Replicas: r, UpdatedReplicas: r, ReadyReplicas: r, AvailableReplicas: r}
+	return d
+}
+
+// liveService is the Service of dobj as the API server would hold it.
+func liveService(dobj *appv1.DeployObject) *corev1.Service {
+	s := desiredService(dobj)
+	if s == nil {
+		return nil
+	}
+	s.UID = "uid-svc"
+	s.ResourceVersion = "30"
+	s.Spec.ClusterIP = "10.96.0.10"
+	s.Spec.ClusterIPs = []string{"10.96.0.10"}
+	s.Spec.SessionAffinity = corev1.ServiceAffinityNone
+	return s
+}
+
+// inSync is dobj with the status the controller writes when its children
+// are live and rolled out.
+func inSync(dobj *appv1.DeployObject) *appv1.DeployObject {
+	dobj.Status = computeStatus(dobj, syncOutcome{deployment: liveDeployment(dobj), service: liveService(dobj)}, earlier)
+	return dobj
+}
+
+type fixture struct {
+	t *testing.T
+
+	dobjs       []*appv1.DeployObject
+	deployments []*appsv1.Deployment
+	services    []*corev1.Service
+	// unlisted are objects the API server has but the informers do not,
+	// like children without the managed-by label.
+	unlisted []runtime.Object
+
+	client     *fake.Clientset
+	kubeClient *k8sfake.Clientset
+	recorder   *record.FakeRecorder
+}
+
+func newFixture(t *testing.T) *fixture {
+	return &fixture{t: t}
+}
+
+func (f *fixture) newController(ctx context.Context) *Controller {
+	f.t.Helper()
+	var objs, kubeObjs []runtime.Object
+	for _, d := range f.dobjs {
+		objs = append(objs, d)
+	}
+	for _, d := range f.deployments {
+		kubeObjs = append(kubeObjs, d)
+	}
+	for _, s := range f.services {
+		kubeObjs = append(kubeObjs, s)
+	}
+	kubeObjs = append(kubeObjs, f.unlisted...)
+	// The fake tracker cannot server-side apply custom resources
+	// (kubernetes/kubernetes#126850), so status applies are accepted as they
+	// come; the tests assert what was sent.
+	f.client = fake.NewSimpleClientset(objs...)
+	f.client.PrependReactor("patch", "deployobjects", func(a core.Action) (bool, runtime.Object, error) {
+		if p, ok := a.(core.PatchAction); ok && p.GetPatchType() == types.ApplyPatchType && a.GetSubresource() == "status" {
+			return true, &appv1.DeployObject{}, nil
+		}
+		return false, nil, nil
+	})
+	f.kubeClient = k8sfake.NewClientset(kubeObjs...)
+	f.recorder = record.NewFakeRecorder(10)
+
+	factory := informers.NewSharedInformerFactory(f.client, 0)
+	kubeFactory := kubeinformers.NewSharedInformerFactory(f.kubeClient, 0)
+	c, err := NewController(ctx, f.kubeClient, f.client,
+		factory.App().V1().DeployObjects(),
+		kubeFactory.Apps().V1().Deployments(),
+		kubeFactory.Core().V1().Services(),
+		f.recorder, nil)
+	if err != nil {
+		f.t.Fatalf("NewController: %v", err)
+	}
+	c.now = func() metav1.Time { return fixedNow }
+	for _, d := range f.dobjs {
+		mustAdd(f.t, factory.App().V1().DeployObjects().Informer().GetIndexer(), d)
+	}
+	for _, d := range f.deployments {
+		mustAdd(f.t, kubeFactory.Apps().V1().Deployments().Informer().GetIndexer(), d)
+	}
+	for _, s := range f.services {
+		mustAdd(f.t, kubeFactory.Core().V1().Services().Informer().GetIndexer(), s)
+	}
+	return c
+}
+
+func mustAdd(t *testing.T, indexer cache.Indexer, obj any) {
+	t.Helper()
+	if err := indexer.Add(obj); err != nil {
+		t.Fatalf("seeding indexer: %v", err)
+	}
+}
+
+// sync runs one sync of testKey and returns its error and the write actions
+// both clients saw (reads by the informers are not part of what is tested).
+func (f *fixture) sync() (error, []core.Action) {
+	f.t.Helper()
+	_, ctx := ktesting.NewTestContext(f.t)
+	c := f.newController(ctx)
+	err := c.syncHandler(ctx, testKey)
+	return err, writes(f.kubeClient.Actions(), f.client.Actions())
+}
+
+func writes(lists ...[]core.Action) []core.Action {
+	var out []core.Action
+	for _, l := range lists {
+		for _, a := range l {
+			switch a.GetVerb() {
+			case "list", "watch":
+			default:
+				out = append(out, a)
+			}
+		}
+	}
+	return out
+}
+
+// describe renders actions as "verb resource[/subresource]" for messages.
+func describe(actions []core.Action) string {
+	var s []string
+	for _, a := range actions {
+		r := a.GetResource().Resource
+		if a.GetSubresource() != "" {
+			r += "/" + a.GetSubresource()
+		}
+		s = append(s, a.GetVerb()+" "+r)
+	}
+	return "[" + strings.Join(s, ", ") + "]"
+}
+
+func expectActions(t *testing.T, got []core.Action, want ...string) {
+	t.Helper()
+	if g, w := describe(got), "["+strings.Join(want, ", ")+"]"; g != w {
+		t.Fatalf("actions:\n got %s\nwant %s", g, w)
+	}
+}
+
+func readyOf(t *testing.T, a core.Action) metav1.Condition {
+	t.Helper()
+	patch, ok := a.(core.PatchAction)
+	if !ok || patch.GetPatchType() != types.ApplyPatchType || a.GetSubresource() != "status" {
+		t.Fatalf("want a server-side apply of the status, got %#v", a)
+	}
+	var status struct {
+		Status appv1.DeployObjectStatus `json:"status"`
+	}
+	if err := yamlOrJSON(patch.GetPatch(), &status); err != nil {
+		t.Fatalf("decoding status patch: %v", err)
+	}
+	c := meta.FindStatusCondition(status.Status.Conditions, appv1.ConditionReady)
+	if c == nil {
+		t.Fatalf("status patch has no Ready condition: %s", patch.GetPatch())
+	}
+	if status.Status.ObservedGeneration != 2 {
+		t.Errorf("observedGeneration = %d, want 2", status.Status.ObservedGeneration)
+	}
+	return *c
+}
+
+func events(r *record.FakeRecorder) []string {
+	var out []string
+	for {
+		select {
+		case e := <-r.Events:
+			out = append(out, e)
+		default:
+			return out
+		}
+	}
+}
+
+func TestSyncCreatesChildren(t *testing.T) {
+	f := newFixture(t)
+	f.dobjs = []*appv1.DeployObject{newDeployObject()}
+	err, actions := f.sync()
+	if err != nil {
+		t.Fatalf("sync: %v", err)
+	}
+	expectActions(t, actions, "create deployments", "create services", "patch deployobjects/status")
+
+	dobj := f.dobjs[0]
+	gotD := actions[0].(core.CreateAction).GetObject().(*appsv1.Deployment)
+	if !equalObjects(gotD, desiredDeployment(dobj)) {
+		t.Errorf("created Deployment differs from desired:\n%s", diff.Diff(desiredDeployment(dobj), gotD))
+	}
+	gotS := actions[1].(core.CreateAction).GetObject().(*corev1.Service)
+	if !equalObjects(gotS, desiredService(dobj)) {
+		t.Errorf("created Service differs from desired:\n%s", diff.Diff(desiredService(dobj), gotS))
+	}
+	ready := readyOf(t, actions[2])
+	if ready.Status != metav1.ConditionFalse || ready.Reason != appv1.ReasonProgressing {
+		t.Errorf("Ready = %s/%s, want False/Progressing", ready.Status, ready.Reason)
+	}
+	if ev := events(f.recorder); len(ev) != 1 || !strings.Contains(ev[0], "Normal Reconciled created Deployment web; created Service web") {
+		t.Errorf("events = %q, want one Normal Reconciled event naming both children", ev)
+	}
+}
+
+func TestSyncNoopWhenInSync(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		mutate func(*appv1.DeployObject)
+	}{
+		{"with ports", func(*appv1.DeployObject) {}},
+		{"without ports", func(d *appv1.DeployObject) { d.Spec.Ports = nil }},
+		{"NodePort", func(d *appv1.DeployObject) { d.Spec.ServiceType = appv1.ServiceTypeNodePort }},
+		{"zero replicas", func(d *appv1.DeployObject) { d.Spec.Replicas = ptr.To[int32](0) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t)
+			dobj := inSync(newDeployObject(tc.mutate))
+			f.dobjs = []*appv1.DeployObject{dobj}
+			f.deployments = []*appsv1.Deployment{liveDeployment(dobj)}
+			if s := liveService(dobj); s != nil {
+				if dobj.Spec.ServiceType == appv1.ServiceTypeNodePort {
+					s.Spec.Ports[0].NodePort = 30080
+				}
+				f.services = []*corev1.Service{s}
+			}
+			err, actions := f.sync()
+			if err != nil {
+				t.Fatalf("sync: %v", err)
+			}
+			expectActions(t, actions)
+			if ev := events(f.recorder); len(ev) != 0 {
+				t.Errorf("events = %q, want none", ev)
+			}
+		})
+	}
+}
+
+func TestSyncCorrectsDeploymentDrift(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		drift func(*appsv1.Deployment)
+	}{
+		{"image", func(d *appsv1.Deployment) { d.Spec.Template.Spec.Containers[0].Image = "evil:1" }},
+		{"replicas", func(d *appsv1.Deployment) { d.Spec.Replicas = ptr.To[int32](7) }},
+		{"command", func(d *appsv1.Deployment) { d.Spec.Template.Spec.Containers[0].Command = []string{"sh"} }},
+		{"args", func(d *appsv1.Deployment) { d.Spec.Template.Spec.Containers[0].Args = nil }},
+		{"env value", func(d *appsv1.Deployment) { d.Spec.Template.Spec.Containers[0].Env[0].Value = "dev" }},
+		{"env added by hand", func(d *appsv1.Deployment) {
+			c := &d.Spec.Template.Spec.Containers[0]
+			c.Env = append(c.Env, corev1.EnvVar{Name: "EXTRA", Value: "1"})
+		}},
+		{"resources", func(d *appsv1.Deployment) {
+			d.Spec.Template.Spec.Containers[0].Resources.Limits[corev1.ResourceMemory] = resource.MustParse("1Gi")
+		}},
+		{"container port", func(d *appsv1.Deployment) { d.Spec.Template.Spec.Containers[0].Ports[0].ContainerPort = 9090 }},
+		{"managed-by label removed", func(d *appsv1.Deployment) { delete(d.Labels, managedByLabel) }},
+		{"pod label changed", func(d *appsv1.Deployment) { d.Spec.Template.Labels[nameLabel] = "other" }},
+		{"container renamed", func(d *appsv1.Deployment) { d.Spec.Template.Spec.Containers[0].Name = "main" }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t)
+			dobj := inSync(newDeployObject())
+			live := liveDeployment(dobj)
+			tc.drift(live)
+			f.dobjs = []*appv1.DeployObject{dobj}
+			f.deployments = []*appsv1.Deployment{live}
+			f.services = []*corev1.Service{liveService(dobj)}
+			_, ctx := ktesting.NewTestContext(t)
+			c := f.newController(ctx)
+			// Like the API server, bump the generation on a spec change.
+			f.kubeClient.PrependReactor("update", "deployments", func(a core.Action) (bool, runtime.Object, error) {
+				a.(core.UpdateAction).GetObject().(*appsv1.Deployment).Generation++
+				return false, nil, nil
+			})
+			if err := c.syncHandler(ctx, testKey); err != nil {
+				t.Fatalf("sync: %v", err)
+			}
+			actions := writes(f.kubeClient.Actions(), f.client.Actions())
+			expectActions(t, actions, "update deployments", "patch deployobjects/status")
+			if ready := readyOf(t, actions[1]); ready.Reason != appv1.ReasonProgressing {
+				t.Errorf("Ready reason after a drift fix = %s, want Progressing until the Deployment controller catches up", ready.Reason)
+			}
+			got := actions[0].(core.UpdateAction).GetObject().(*appsv1.Deployment)
+			if !deploymentMatches(got, desiredDeployment(dobj)) {
+				t.Errorf("updated Deployment still drifts:\n%s", diff.Diff(desiredDeployment(dobj), got))
+			}
+			if got.ResourceVersion != live.ResourceVersion {
+				t.Errorf("update carries resourceVersion %q, want the cached %q for optimistic concurrency", got.ResourceVersion, live.ResourceVersion)
+			}
+		})
+	}
+}
+
+func TestSyncCorrectsServiceDrift(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		drift func(*corev1.Service)
+	}{
+		{"type", func(s *corev1.Service) { s.Spec.Type = corev1.ServiceTypeNodePort; s.Spec.Ports[0].NodePort = 30001 }},
+		{"selector", func(s *corev1.Service) { s.Spec.Selector = map[string]string{"app": "other"} }},
+		{"port", func(s *corev1.Service) { s.Spec.Ports[0].Port = 81 }},
+		{"target port", func(s *corev1.Service) { s.Spec.Ports[0].TargetPort = intstr.FromInt32(1) }},
+		{"extra port", func(s *corev1.Service) {
+			s.Spec.Ports = append(s.Spec.Ports, corev1.ServicePort{Name: "x", Port: 1, Protocol: corev1.ProtocolTCP, TargetPort: intstr.FromInt32(1)})
+		}},
+		{"label", func(s *corev1.Service) { s.Labels[nameLabel] = "x" }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t)
+			dobj := inSync(newDeployObject())
+			live := liveService(dobj)
+			tc.drift(live)
+			f.dobjs = []*appv1.DeployObject{dobj}
+			f.deployments = []*appsv1.Deployment{liveDeployment(dobj)}
+			f.services = []*corev1.Service{live}
+			err, actions := f.sync()
+			if err != nil {
+				t.Fatalf("sync: %v", err)
+			}
+			expectActions(t, actions, "update services")
+			got := actions[0].(core.UpdateAction).GetObject().(*corev1.Service)
+			if _, changed := mergeService(got, desiredService(dobj)); changed {
+				t.Errorf("updated Service still drifts: %+v", got.Spec)
+			}
+			if got.Spec.ClusterIP != live.Spec.ClusterIP {
+				t.Errorf("clusterIP = %q, want %q kept", got.Spec.ClusterIP, live.Spec.ClusterIP)
+			}
+		})
+	}
+}
+
+func TestSyncPreservesForeignFields(t *testing.T) {
+	f := newFixture(t)
+	dobj := inSync(newDeployObject(func(d *appv1.DeployObject) {
+		d.Spec.ServiceType = appv1.ServiceTypeNodePort
+		d.Spec.Image = "nginx:1.28"
+	}))
+	liveD := liveDeployment(dobj)
+	liveD.Spec.Template.Spec.Containers[0].Image = "nginx:1.27"
+	liveD.Labels["team"] = "payments"
+	liveD.Annotations = map[string]string{"deployment.kubernetes.io/revision": "3"}
+	liveD.Spec.Template.Annotations = map[string]string{"kubectl.kubernetes.io/restartedAt": "2026-11-01T10:00:00Z"}
+	liveD.Spec.Template.Spec.Containers = append(liveD.Spec.Template.Spec.Containers, corev1.Container{Name: "sidecar", Image: "envoy"})
+	liveD.Spec.Template.Spec.Containers[0].ImagePullPolicy = corev1.PullAlways
+	liveS := liveService(dobj)
+	liveS.Spec.Ports[0].NodePort = 30080
+	liveS.Labels["team"] = "payments"
+	liveS.Spec.Ports[0].Port = 81 // drift, so that the Service is written too
+	f.dobjs = []*appv1.DeployObject{dobj}
+	f.deployments = []*appsv1.Deployment{liveD}
+	f.services = []*corev1.Service{liveS}
+
+	err, actions := f.sync()
+	if err != nil {
+		t.Fatalf("sync: %v", err)
+	}
+	expectActions(t, actions, "update deployments", "update services")
+	gotD := actions[0].(core.UpdateAction).GetObject().(*appsv1.Deployment)
+	if gotD.Labels["team"] != "payments" || gotD.Annotations["deployment.kubernetes.io/revision"] != "3" ||
+		gotD.Spec.Template.Annotations["kubectl.kubernetes.io/restartedAt"] == "" {
+		t.Errorf("foreign labels or annotations lost: %v %v %v", gotD.Labels, gotD.Annotations, gotD.Spec.Template.Annotations)
+	}
+	if n := len(gotD.Spec.Template.Spec.Containers); n != 2 || gotD.Spec.Template.Spec.Containers[1].Name != "sidecar" {
+		t.Errorf("sidecar container lost: %d containers", n)
+	}
+	if c := gotD.Spec.Template.Spec.Containers[0]; c.Image != "nginx:1.28" || c.ImagePullPolicy != corev1.PullAlways {
+		t.Errorf("container = %s/%s, want the new image and the foreign pull policy", c.Image, c.ImagePullPolicy)
+	}
+	gotS := actions[1].(core.UpdateAction).GetObject().(*corev1.Service)
+	if gotS.Spec.ClusterIP != "10.96.0.10" || gotS.Spec.Ports[0].NodePort != 30080 || gotS.Spec.Ports[0].Port != 80 || gotS.Labels["team"] != "payments" {
+		t.Errorf("Service = %+v %v, want clusterIP and nodePort kept, port 80, foreign label kept", gotS.Spec, gotS.Labels)
+	}
+}
+
+func TestSyncConflictWithUnownedObject(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		set  func(f *fixture, dobj *appv1.DeployObject)
+		want []string
+	}{
+		{
+			// Without the managed-by label the object never reaches the cache:
+			// the create finds it, the live read shows whose it is.
+			name: "unlabelled Deployment not in the cache",
+			set: func(f *fixture, dobj *appv1.DeployObject) {
+				f.unlisted = []runtime.Object{&appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: dobj.Name, Namespace: dobj.Namespace}}}
+			},
+			want: []string{"create deployments", "get deployments", "patch deployobjects/status"},
+		},
+		{
+			name: "Deployment controlled by another owner",
+			set: func(f *fixture, dobj *appv1.DeployObject) {
+				d := liveDeployment(dobj)
+				d.OwnerReferences[0].UID = "uid-of-an-earlier-web"
+				f.deployments = []*appsv1.Deployment{d}
+			},
+			want: []string{"patch deployobjects/status"},
+		},
+		{
+			name: "Service without a controller",
+			set: func(f *fixture, dobj *appv1.DeployObject) {
+				f.deployments = []*appsv1.Deployment{liveDeployment(dobj)}
+				s := liveService(dobj)
+				s.OwnerReferences = nil
+				f.services = []*corev1.Service{s}
+			},
+			want: []string{"patch deployobjects/status"},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t)
+			dobj := newDeployObject()
+			f.dobjs = []*appv1.DeployObject{dobj}
+			tc.set(f, dobj)
+			err, actions := f.sync()
+			var conflict *resourceConflictError
+			if !errors.As(err, &conflict) {
+				t.Fatalf("sync error = %v, want a resource conflict so the key is retried with backoff", err)
+			}
+			expectActions(t, actions, tc.want...)
+			if ready := readyOf(t, actions[len(actions)-1]); ready.Status != metav1.ConditionFalse || ready.Reason != appv1.ReasonResourceConflict {
+				t.Errorf("Ready = %s/%s, want False/ResourceConflict", ready.Status, ready.Reason)
+			}
+			if ev := events(f.recorder); len(ev) != 1 || !strings.HasPrefix(ev[0], "Warning ResourceConflict") {
+				t.Errorf("events = %q, want one Warning ResourceConflict", ev)
+			}
+		})
+	}
+}
+
+func TestSyncConflictReportedOnce(t *testing.T) {
+	f := newFixture(t)
+	dobj := newDeployObject()
+	d := liveDeployment(dobj)
+	d.OwnerReferences = nil
+	dobj.Status = computeStatus(dobj, syncOutcome{blocked: ptr.To(notReady(appv1.ReasonResourceConflict, "%s", (&resourceConflictError{kind: "Deployment", name: "web"}).Error()))}, earlier)
+	f.dobjs = []*appv1.DeployObject{dobj}
+	f.deployments = []*appsv1.Deployment{d}
+	err, actions := f.sync()
+	if err == nil {
+		t.Fatal("want the conflict retried")
+	}
+	expectActions(t, actions)
+	if ev := events(f.recorder); len(ev) != 0 {
+		t.Errorf("events = %q, want none for a conflict already reported", ev)
+	}
+}
+
+func TestSyncDeletesServiceWhenPortsRemoved(t *testing.T) {
+	f := newFixture(t)
+	withPorts := newDeployObject()
+	dobj := inSync(newDeployObject(func(d *appv1.DeployObject) { d.Spec.Ports = nil }))
+	f.dobjs = []*appv1.DeployObject{dobj}
+	live := liveDeployment(withPorts)
+	live.Spec.Template.Spec.Containers[0].Ports = nil
+	f.deployments = []*appsv1.Deployment{live}
+	f.services = []*corev1.Service{liveService(withPorts)}
+	err, actions := f.sync()
+	if err != nil {
+		t.Fatalf("sync: %v", err)
+	}
+	expectActions(t, actions, "delete services")
+	del := actions[0].(core.DeleteAction)
+	if del.GetName() != "web" || del.GetDeleteOptions().Preconditions == nil || *del.GetDeleteOptions().Preconditions.UID != "uid-svc" {
+		t.Errorf("delete = %s %+v, want web with a UID precondition", del.GetName(), del.GetDeleteOptions())
+	}
+}
+
+func TestSyncLeavesForeignServiceWhenNoPorts(t *testing.T) {
+	f := newFixture(t)
+	dobj := inSync(newDeployObject(func(d *appv1.DeployObject) { d.Spec.Ports = nil }))
+	s := liveService(newDeployObject())
+	s.OwnerReferences = nil
+	f.dobjs = []*appv1.DeployObject{dobj}
+	f.deployments = []*appsv1.Deployment{liveDeployment(dobj)}
+	f.services = []*corev1.Service{s}
+	err, actions := f.sync()
+	if err != nil {
+		t.Fatalf("sync: %v", err)
+	}
+	expectActions(t, actions)
+}
+
+func TestSyncStatusThroughRollout(t *testing.T) {
+	steps := []struct {
+		name   string
+		status appsv1.DeploymentStatus
+		gen    int64
+		want   metav1.ConditionStatus
+		reason string
+		counts [4]int32 // replicas, ready, available, updated
+	}{
+		{"not observed", appsv1.DeploymentStatus{ObservedGeneration: 1}, 2, metav1.ConditionFalse, appv1.ReasonProgressing, [4]int32{}},
+		{"surging", appsv1.DeploymentStatus{ObservedGeneration: 2, Replicas: 3, UpdatedReplicas: 1, ReadyReplicas: 2, AvailableReplicas: 2}, 2, metav1.ConditionFalse, appv1.ReasonProgressing, [4]int32{3, 2, 2, 1}},
+		{"old pods terminating", appsv1.DeploymentStatus{ObservedGeneration: 2, Replicas: 3, UpdatedReplicas: 2, ReadyReplicas: 2, AvailableReplicas: 2}, 2, metav1.ConditionFalse, appv1.ReasonProgressing, [4]int32{3, 2, 2, 2}},
+		{"not yet available", appsv1.DeploymentStatus{ObservedGeneration: 2, Replicas: 2, UpdatedReplicas: 2, ReadyReplicas: 1, AvailableReplicas: 1}, 2, metav1.ConditionFalse, appv1.ReasonProgressing, [4]int32{2, 1, 1, 2}},
+		{"stuck", appsv1.DeploymentStatus{ObservedGeneration: 2, Replicas: 2, UpdatedReplicas: 1, Conditions: []appsv1.DeploymentCondition{{Type: appsv1.DeploymentProgressing, Status: corev1.ConditionFalse, Reason: "ProgressDeadlineExceeded"}}}, 2, metav1.ConditionFalse, appv1.ReasonProgressDeadlineExceeded, [4]int32{2, 0, 0, 1}},
+		{"rolled out", appsv1.DeploymentStatus{ObservedGeneration: 2, Replicas: 2, UpdatedReplicas: 2, ReadyReplicas: 2, AvailableReplicas: 2}, 2, metav1.ConditionTrue, appv1.ReasonAvailable, [4]int32{2, 2, 2, 2}},
+	}
+	for _, s := range steps {
+		t.Run(s.name, func(t *testing.T) {
+			f := newFixture(t)
+			dobj := newDeployObject()
+			d := liveDeployment(dobj)
+			d.Generation = s.gen
+			d.Status = s.status
+			f.dobjs = []*appv1.DeployObject{dobj}
+			f.deployments = []*appsv1.Deployment{d}
+			f.services = []*corev1.Service{liveService(dobj)}
+			err, actions := f.sync()
+			if err != nil {
+				t.Fatalf("sync: %v", err)
+			}
+			expectActions(t, actions, "patch deployobjects/status")
+			ready := readyOf(t, actions[0])
+			if ready.Status != s.want || ready.Reason != s.reason {
+				t.Errorf("Ready = %s/%s (%s), want %s/%s", ready.Status, ready.Reason, ready.Message, s.want, s.reason)
+			}
+			var st struct {
+				Status appv1.DeployObjectStatus `json:"status"`
+			}
+			if err := yamlOrJSON(actions[0].(core.PatchAction).GetPatch(), &st); err != nil {
+				t.Fatal(err)
+			}
+			got := [4]int32{st.Status.Replicas, st.Status.ReadyReplicas, st.Status.AvailableReplicas, st.Status.UpdatedReplicas}
+			if got != s.counts || st.Status.Selector != nameLabel+"=web" {
+				t.Errorf("counts = %v selector %q, want %v %q", got, st.Status.Selector, s.counts, nameLabel+"=web")
+			}
+		})
+	}
+}
+
+func TestSyncInvalidSpecIsNotRetried(t *testing.T) {
+	f := newFixture(t)
+	f.dobjs = []*appv1.DeployObject{newDeployObject()}
+	_, ctx := ktesting.NewTestContext(t)
+	c := f.newController(ctx)
+	f.kubeClient.PrependReactor("create", "deployments", func(core.Action) (bool, runtime.Object, error) {
+		return true, nil, apierrors.NewInvalid(schema.GroupKind{Group: "apps", Kind: "Deployment"}, "web", nil)
+	})
+	c.queue.Add(testKey)
+	c.processNextWorkItem(ctx)
+	if n := c.queue.NumRequeues(testKey); n != 0 {
+		t.Errorf("requeues = %d, want 0: rejected input waits for a new spec", n)
+	}
+	acts := writes(f.kubeClient.Actions(), f.client.Actions())
+	expectActions(t, acts, "create deployments", "patch deployobjects/status")
+	if ready := readyOf(t, acts[1]); ready.Reason != appv1.ReasonInvalidSpec {
+		t.Errorf("Ready reason = %s, want InvalidSpec", ready.Reason)
+	}
+	if ev := events(f.recorder); len(ev) != 1 || !strings.HasPrefix(ev[0], "Warning InvalidSpec") {
+		t.Errorf("events = %q, want one Warning InvalidSpec", ev)
+	}
+}
+
+func TestSyncTransientErrorRequeues(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		err  error
+	}{
+		{"server error", apierrors.NewInternalError(errors.New("etcd timeout"))},
+		{"stale cache", apierrors.NewConflict(schema.GroupResource{Group: "apps", Resource: "deployments"}, "web", errors.New("the object has been modified"))},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t)
+			dobj := inSync(newDeployObject())
+			live := liveDeployment(dobj)
+			live.Spec.Template.Spec.Containers[0].Image = "drifted"
+			f.dobjs = []*appv1.DeployObject{dobj}
+			f.deployments = []*appsv1.Deployment{live}
+			f.services = []*corev1.Service{liveService(dobj)}
+			_, ctx := ktesting.NewTestContext(t)
+			c := f.newController(ctx)
+			f.kubeClient.PrependReactor("update", "deployments", func(core.Action) (bool, runtime.Object, error) {
+				return true, nil, tc.err
+			})
+			c.queue.Add(testKey)
+			c.processNextWorkItem(ctx)
+			if n := c.queue.NumRequeues(testKey); n != 1 {
+				t.Errorf("requeues = %d, want 1", n)
+			}
+			// A transient failure says nothing about the DeployObject: its
+			// status is not touched and no event is recorded.
+			expectActions(t, writes(f.kubeClient.Actions(), f.client.Actions()), "update deployments")
+			if ev := events(f.recorder); len(ev) != 0 {
+				t.Errorf("events = %q, want none", ev)
+			}
+		})
+	}
+}
+
+func TestSyncNamespaceTerminatingIsNotRetried(t *testing.T) {
+	f := newFixture(t)
+	f.dobjs = []*appv1.DeployObject{newDeployObject()}
+	_, ctx := ktesting.NewTestContext(t)
+	c := f.newController(ctx)
+	f.kubeClient.PrependReactor("create", "deployments", func(core.Action) (bool, runtime.Object, error) {
+		err := apierrors.NewForbidden(schema.GroupResource{Group: "apps", Resource: "deployments"}, "web", errors.New("namespace apps is being terminated"))
+		err.ErrStatus.Details.Causes = []metav1.StatusCause{{Type: corev1.NamespaceTerminatingCause}}
+		return true, nil, err
+	})
+	c.queue.Add(testKey)
+	c.processNextWorkItem(ctx)
+	if n := c.queue.NumRequeues(testKey); n != 0 {
+		t.Errorf("requeues = %d, want 0", n)
+	}
+}
+
+func TestSyncDeletedDeployObject(t *testing.T) {
+	f := newFixture(t)
+	err, actions := f.sync()
+	if err != nil {
+		t.Fatalf("sync: %v", err)
+	}
+	expectActions(t, actions)
+}
+
+func TestEventHandlers(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	f := newFixture(t)
+	c := f.newController(ctx)
+	dobj := newDeployObject()
+	child := liveDeployment(dobj)
+
+	drain := func() []cache.ObjectName {
+		var keys []cache.ObjectName
+		for c.queue.Len() > 0 {
+			k, _ := c.queue.Get()
+			keys = append(keys, k)
+			c.queue.Done(k)
+		}
+		return keys
+	}
+	expect := func(name string, want ...cache.ObjectName) {
+		t.Helper()
+		if got := drain(); fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("%s: enqueued %v, want %v", name, got, want)
+		}
+	}
+
+	c.enqueueOwner(child)
+	expect("child add", testKey)
+
+	c.enqueueOwner(cache.DeletedFinalStateUnknown{Key: "apps/web", Obj: child})
+	expect("child tombstone", testKey)
+
+	c.enqueueOwner(cache.DeletedFinalStateUnknown{Key: "apps/web", Obj: "not an object"})
+	expect("tombstone of garbage")
+
+	c.updateChild(child, child)
+	expect("child resync (same resourceVersion)")
+
+	newer := child.DeepCopy()
+	newer.ResourceVersion = "21"
+	c.updateChild(child, newer)
+	expect("child update", testKey)
+
+	unowned := child.DeepCopy()
+	unowned.OwnerReferences = nil
+	c.enqueueOwner(unowned)
+	expect("unowned child")
+
+	otherKind := child.DeepCopy()
+	otherKind.OwnerReferences[0].Kind = "ReplicaSet"
+	c.enqueueOwner(otherKind)
+	expect("child of another kind")
+
+	statusOnly := dobj.DeepCopy()
+	statusOnly.ResourceVersion = "11"
+	statusOnly.Status.ReadyReplicas = 2
+	c.updateDeployObject(dobj, statusOnly)
+	expect("status-only update of the DeployObject")
+
+	specChange := dobj.DeepCopy()
+	specChange.ResourceVersion = "11"
+	specChange.Generation = 3
+	c.updateDeployObject(dobj, specChange)
+	expect("spec update of the DeployObject", testKey)
+
+	c.updateDeployObject(dobj, dobj)
+	expect("periodic resync of the DeployObject", testKey)
+
+	c.enqueue(cache.DeletedFinalStateUnknown{Key: "apps/web", Obj: dobj})
+	expect("DeployObject tombstone", testKey)
+}
+
+func yamlOrJSON(data []byte, into any) error {
+	return yaml.Unmarshal(data, into)
+}
+
+func equalObjects(a, b any) bool {
+	return equality.Semantic.DeepEqual(a, b)
+}

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Regenerates everything derived from pkg/apis: deepcopy, scheme registration,
+# the typed clientset (and its fake), listers, informers, apply configurations
+# and the CustomResourceDefinition in crd/. Run it after changing the types.
+set -o errexit -o nounset -o pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd -P)
+cd "${ROOT}"
+
+# controller-gen only writes the CRD; it is not a dependency of the binary, so
+# it is pinned here rather than in go.mod. v0.21 is the release built on k8s 1.36.
+CONTROLLER_GEN_VERSION=v0.21.0
+MODULE=deployobject.dev/controller
+
+# code-generator is pinned by the tool directive in go.mod.
+CODEGEN_PKG=$(go list -m -f '{{.Dir}}' k8s.io/code-generator)
+# shellcheck source=/dev/null
+source "${CODEGEN_PKG}/kube_codegen.sh"
+
+BOILERPLATE="${ROOT}/hack/boilerplate.go.txt"
+
+kube::codegen::gen_helpers --boilerplate "${BOILERPLATE}" "${ROOT}/pkg/apis"
+kube::codegen::gen_register --boilerplate "${BOILERPLATE}" "${ROOT}/pkg/apis"
+kube::codegen::gen_client \
+    --with-watch \
+    --with-applyconfig \
+    --output-dir "${ROOT}/pkg/generated" \
+    --output-pkg "${MODULE}/pkg/generated" \
+    --boilerplate "${BOILERPLATE}" \
+    "${ROOT}/pkg/apis"
+
+go run "sigs.k8s.io/controller-tools/cmd/controller-gen@${CONTROLLER_GEN_VERSION}" \
+    crd:crdVersions=v1 \
+    paths=./pkg/apis/... \
+    output:crd:artifacts:config=crd

@@ -1,0 +1,144 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/uuid"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/leaderelection"
+	"k8s.io/client-go/tools/leaderelection/resourcelock"
+	"k8s.io/klog/v2"
+)
+
+// leaderElection holds the elector and the state runAsLeader shares with
+// its callbacks.
+type leaderElection struct {
+	config   leaderelection.LeaderElectionConfig
+	watchdog *leaderelection.HealthzAdaptor
+}
+
+func newLeaderElector(opts *options, inCluster bool, kubeClient kubernetes.Interface) (*leaderElection, error) {
+	if !opts.leaderElect.value(inCluster) {
+		return nil, nil
+	}
+	hostname, err := os.Hostname()
+	if err != nil {
+		return nil, fmt.Errorf("reading hostname for the leader election identity: %w", err)
+	}
+	ns := opts.leaseNamespace
+	if ns == "" {
+		ns = ownNamespace(inCluster)
+	}
+	lock, err := resourcelock.New(resourcelock.LeasesResourceLock, ns, opts.leaseName,
+		kubeClient.CoreV1(), kubeClient.CoordinationV1(),
+		resourcelock.ResourceLockConfig{Identity: hostname + "_" + string(uuid.NewUUID())})
+	if err != nil {
+		return nil, fmt.Errorf("creating the leader election lock: %w", err)
+	}
+	// The watchdog fails /healthz when this replica leads but has not renewed
+	// its lease for longer than this after the deadline.
+	watchdog := leaderelection.NewLeaderHealthzAdaptor(20 * time.Second)
+	return &leaderElection{
+		watchdog: watchdog,
+		config: leaderelection.LeaderElectionConfig{
+			Lock:            lock,
+			LeaseDuration:   opts.leaseDuration,
+			RenewDeadline:   opts.renewDeadline,
+			RetryPeriod:     opts.retryPeriod,
+			ReleaseOnCancel: true,
+			WatchDog:        watchdog,
+			Name:            opts.leaseName,
+		},
+	}, nil
+}
+
+// ownNamespace is the namespace the controller runs in, from its
+// ServiceAccount, or "default" outside a cluster.
+func ownNamespace(inCluster bool) string {
+	if inCluster {
+		if b, err := os.ReadFile("/var/run/secrets/kubernetes.io/serviceaccount/namespace"); err == nil {
+			if ns := strings.TrimSpace(string(b)); ns != "" {
+				return ns
+			}
+		}
+	}
+	return metav1.NamespaceDefault
+}
+
+// runAsLeader runs work while this replica holds the lease. On ctx's end it
+// lets work finish its syncs in flight and only then releases the lease, so
+// the successor never writes alongside it. Losing the lease ends the process
+// at once, as another replica may already be writing.
+func runAsLeader(ctx context.Context, le *leaderElection, metrics *controllerMetrics, work func(context.Context) error) error {
+	logger := klog.FromContext(ctx)
+	electionCtx, stopElection := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopElection()
+
+	var (
+		mu       sync.Mutex
+		leading  bool
+		stopping bool
+		workErr  error
+	)
+	go func() {
+		<-ctx.Done()
+		mu.Lock()
+		stopping = true
+		l := leading
+		mu.Unlock()
+		if !l {
+			stopElection()
+		}
+	}()
+
+	le.config.Callbacks = leaderelection.LeaderCallbacks{
+		OnStartedLeading: func(leaderCtx context.Context) {
+			mu.Lock()
+			if stopping {
+				mu.Unlock()
+				return
+			}
+			leading = true
+			mu.Unlock()
+			logger.Info("Became leader, starting workers")
+			metrics.leader.Set(1)
+			runCtx, cancel := context.WithCancel(leaderCtx)
+			defer cancel()
+			stop := context.AfterFunc(ctx, cancel)
+			defer stop()
+			err := work(runCtx)
+			mu.Lock()
+			workErr = err
+			mu.Unlock()
+			stopElection()
+		},
+		OnStoppedLeading: func() {
+			metrics.leader.Set(0)
+			mu.Lock()
+			s := stopping
+			mu.Unlock()
+			if !s {
+				logger.Error(nil, "Lost the leader lease, exiting so that no two replicas write")
+				klog.FlushAndExit(klog.ExitFlushTimeout, 1)
+			}
+			logger.Info("Released the leader lease")
+		},
+		OnNewLeader: func(identity string) {
+			logger.Info("Leader", "identity", identity)
+		},
+	}
+	elector, err := leaderelection.NewLeaderElector(le.config)
+	if err != nil {
+		return fmt.Errorf("creating the leader elector: %w", err)
+	}
+	elector.Run(electionCtx)
+	mu.Lock()
+	defer mu.Unlock()
+	return workErr
+}

@@ -1,0 +1,188 @@
+// Command deployobject-controller keeps a Deployment and a Service in line
+// with every DeployObject (app.deployobject.dev/v1) and reports their state in
+// the DeployObject's status.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/prometheus/client_golang/prometheus"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	kubeinformers "k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	kubescheme "k8s.io/client-go/kubernetes/scheme"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/klog/v2"
+
+	clientset "deployobject.dev/controller/pkg/generated/clientset/versioned"
+	appscheme "deployobject.dev/controller/pkg/generated/clientset/versioned/scheme"
+	informers "deployobject.dev/controller/pkg/generated/informers/externalversions"
+)
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "dev"
+
+func main() {
+	fs := flag.NewFlagSet(os.Args[0], flag.ExitOnError)
+	klog.InitFlags(fs)
+	opts := newOptions(fs)
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "Usage: %s [flags]\n\n"+
+			"Keeps a Deployment and a Service in line with every DeployObject (app.deployobject.dev/v1)\n"+
+			"and reports their state in its status. Without --kubeconfig and --master it uses the\n"+
+			"in-cluster configuration.\n\nFlags:\n", os.Args[0])
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(os.Args[1:]); err != nil {
+		os.Exit(2)
+	}
+	if opts.showVersion {
+		fmt.Println(version)
+		return
+	}
+	if err := opts.validate(); err != nil {
+		fmt.Fprintln(os.Stderr, "invalid flags:", err)
+		os.Exit(2)
+	}
+
+	ctx := klog.NewContext(signalContext(), klog.Background())
+	if err := run(ctx, opts); err != nil {
+		klog.FromContext(ctx).Error(err, "Controller failed")
+		klog.FlushAndExit(klog.ExitFlushTimeout, 1)
+	}
+	klog.Flush()
+}
+
+// signalContext is cancelled on the first SIGTERM or SIGINT; a second one
+// exits at once.
+func signalContext() context.Context {
+	ctx, cancel := context.WithCancel(context.Background())
+	ch := make(chan os.Signal, 2)
+	signal.Notify(ch, syscall.SIGTERM, os.Interrupt)
+	go func() {
+		<-ch
+		cancel()
+		<-ch
+		os.Exit(1)
+	}()
+	return ctx
+}
+
+func run(ctx context.Context, opts *options) error {
+	logger := klog.FromContext(ctx)
+	logger.Info("Starting", "version", version, "namespace", namespaceOrAll(opts.namespace), "workers", opts.workers)
+
+	cfg, inCluster, err := restConfig(opts)
+	if err != nil {
+		return err
+	}
+	kubeClient, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return fmt.Errorf("creating Kubernetes client: %w", err)
+	}
+	client, err := clientset.NewForConfig(cfg)
+	if err != nil {
+		return fmt.Errorf("creating DeployObject client: %w", err)
+	}
+
+	registry := prometheus.NewRegistry()
+	metrics := registerMetrics(registry)
+
+	scheme := runtime.NewScheme()
+	utilruntime.Must(kubescheme.AddToScheme(scheme))
+	utilruntime.Must(appscheme.AddToScheme(scheme))
+	broadcaster := record.NewBroadcaster(record.WithContext(ctx))
+	broadcaster.StartStructuredLogging(3)
+	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: kubeClient.CoreV1().Events("")})
+	defer broadcaster.Shutdown()
+	recorder := broadcaster.NewRecorder(scheme, corev1.EventSource{Component: controllerName})
+
+	dobjFactory := informers.NewSharedInformerFactoryWithOptions(client, opts.resyncPeriod,
+		informers.WithNamespace(opts.namespace),
+		informers.WithTransform(dropManagedFields))
+	// Children are only read through the controller's own label, and
+	// resyncs of children are dropped by the handlers, so they get none.
+	childFactory := kubeinformers.NewSharedInformerFactoryWithOptions(kubeClient, 0,
+		kubeinformers.WithNamespace(opts.namespace),
+		kubeinformers.WithTweakListOptions(func(o *metav1.ListOptions) {
+			o.LabelSelector = labels.Set{managedByLabel: managedByValue}.String()
+		}),
+		kubeinformers.WithTransform(dropManagedFields))
+
+	controller, err := NewController(ctx, kubeClient, client,
+		dobjFactory.App().V1().DeployObjects(),
+		childFactory.Apps().V1().Deployments(),
+		childFactory.Core().V1().Services(),
+		recorder, metrics.reconcile)
+	if err != nil {
+		return err
+	}
+	controller.shutdownGrace = opts.shutdownGrace
+
+	// Every replica fills its caches, leader or not, so that a new leader
+	// starts working at once.
+	dobjFactory.Start(ctx.Done())
+	childFactory.Start(ctx.Done())
+	defer dobjFactory.Shutdown()
+	defer childFactory.Shutdown()
+
+	elector, err := newLeaderElector(opts, inCluster, kubeClient)
+	if err != nil {
+		return err
+	}
+	servers, err := startServers(ctx, opts, registry, elector, controller.cachesSynced)
+	if err != nil {
+		return err
+	}
+	defer servers.shutdown(logger)
+
+	if elector == nil {
+		metrics.leader.Set(1)
+		return controller.Run(ctx, opts.workers)
+	}
+	return runAsLeader(ctx, elector, metrics, func(ctx context.Context) error {
+		return controller.Run(ctx, opts.workers)
+	})
+}
+
+// dropManagedFields is the informers' transform: the controller never reads
+// managedFields, which are often the largest part of an object, so they are
+// not cached. Updates built from cached objects leave them nil, which the API
+// server takes as "unchanged".
+func dropManagedFields(obj any) (any, error) {
+	if m, ok := obj.(metav1.Object); ok {
+		m.SetManagedFields(nil)
+	}
+	return obj, nil
+}
+
+func restConfig(opts *options) (*rest.Config, bool, error) {
+	inCluster := opts.kubeconfig == "" && opts.master == ""
+	cfg, err := clientcmd.BuildConfigFromFlags(opts.master, opts.kubeconfig)
+	if err != nil {
+		return nil, false, fmt.Errorf("building client configuration: %w", err)
+	}
+	cfg.QPS = opts.qps
+	cfg.Burst = opts.burst
+	cfg.UserAgent = fmt.Sprintf("%s/%s", controllerName, version)
+	return cfg, inCluster, nil
+}
+
+func namespaceOrAll(ns string) string {
+	if ns == "" {
+		return "(all)"
+	}
+	return ns
+}

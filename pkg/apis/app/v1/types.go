@@ -1,0 +1,195 @@
+package v1
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// DeployObject declares one application: the controller keeps a Deployment and,
+// when ports are set, a Service of the same name matching it.
+//
+// +genclient
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+// +kubebuilder:object:root=true
+// +kubebuilder:resource:path=deployobjects,singular=deployobject,shortName=dobj,scope=Namespaced,categories=all
+// +kubebuilder:subresource:status
+// +kubebuilder:subresource:scale:specpath=.spec.replicas,statuspath=.status.replicas,selectorpath=.status.selector
+// +kubebuilder:printcolumn:name="Image",type=string,JSONPath=`.spec.image`
+// +kubebuilder:printcolumn:name="Desired",type=integer,JSONPath=`.spec.replicas`
+// +kubebuilder:printcolumn:name="Ready",type=integer,JSONPath=`.status.readyReplicas`
+// +kubebuilder:printcolumn:name="Available",type=integer,JSONPath=`.status.availableReplicas`
+// +kubebuilder:printcolumn:name="Status",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].reason`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+// +kubebuilder:validation:XValidation:rule="size(self.metadata.name) <= 63",message="metadata.name must be at most 63 characters: it names the Service, which is a DNS-1035 label",fieldPath=".metadata.name"
+// +kubebuilder:validation:XValidation:rule="self.metadata.name.matches('^[a-z]([-a-z0-9]*[a-z0-9])?$')",message="metadata.name must be a DNS-1035 label (lowercase letters, digits and '-', starting with a letter): it names the Service",fieldPath=".metadata.name"
+type DeployObject struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// spec is the desired state of the application.
+	// +required
+	Spec DeployObjectSpec `json:"spec"`
+
+	// status is the state the controller last observed.
+	// +optional
+	Status DeployObjectStatus `json:"status,omitempty"`
+}
+
+// DeployObjectSpec is the desired state of an application.
+//
+// +kubebuilder:validation:XValidation:rule="!has(self.ports) || self.ports.all(p, self.ports.exists_one(q, (has(q.servicePort) ? q.servicePort : q.containerPort) == (has(p.servicePort) ? p.servicePort : p.containerPort) && (has(q.protocol) ? q.protocol : 'TCP') == (has(p.protocol) ? p.protocol : 'TCP')))",message="each servicePort (defaulting to containerPort) must be unique per protocol",fieldPath=".ports"
+// +kubebuilder:validation:XValidation:rule="!has(self.ports) || self.ports.all(p, self.ports.exists_one(q, q.containerPort == p.containerPort && (has(q.protocol) ? q.protocol : 'TCP') == (has(p.protocol) ? p.protocol : 'TCP')))",message="each containerPort must be unique per protocol",fieldPath=".ports"
+// +kubebuilder:validation:XValidation:rule="!has(self.ports) || size(self.ports) > 0 || !has(self.serviceType) || self.serviceType == 'ClusterIP'",message="serviceType other than ClusterIP needs at least one port",fieldPath=".serviceType"
+type DeployObjectSpec struct {
+	// image is the container image to run, for example "nginx:1.27".
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=1024
+	// +kubebuilder:validation:XValidation:rule="self == self.trim()",message="image must not have leading or trailing whitespace"
+	// +kubebuilder:validation:XValidation:rule="!self.contains(' ')",message="image must not contain spaces"
+	Image string `json:"image"`
+
+	// replicas is the number of pods to run. Defaults to 1; 0 keeps the
+	// Deployment with no pods.
+	// +optional
+	// +kubebuilder:default=1
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=10000
+	Replicas *int32 `json:"replicas,omitempty"`
+
+	// command overrides the image's ENTRYPOINT.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=64
+	// +kubebuilder:validation:items:MaxLength=4096
+	Command []string `json:"command,omitempty"`
+
+	// args overrides the image's CMD.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=256
+	// +kubebuilder:validation:items:MaxLength=4096
+	Args []string `json:"args,omitempty"`
+
+	// env lists environment variables for the container, either literal
+	// values or references (valueFrom) to ConfigMaps, Secrets and pod fields.
+	// Names are unique.
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=128
+	// +kubebuilder:validation:XValidation:rule="self.all(e, !(has(e.value) && e.value != '' && has(e.valueFrom)))",message="an env entry may set value or valueFrom, not both"
+	// +kubebuilder:validation:XValidation:rule="self.all(e, !has(e.valueFrom) || [has(e.valueFrom.configMapKeyRef), has(e.valueFrom.secretKeyRef), has(e.valueFrom.fieldRef), has(e.valueFrom.resourceFieldRef), has(e.valueFrom.fileKeyRef)].filter(x, x).size() == 1)",message="an env valueFrom must set exactly one source"
+	Env []corev1.EnvVar `json:"env,omitempty"`
+
+	// resources are the container's compute resource requests and limits.
+	// Dynamic resource claims are not supported.
+	// +optional
+	// +kubebuilder:validation:XValidation:rule="!has(self.claims)",message="resources.claims is not supported: a DeployObject declares no pod resourceClaims"
+	// +kubebuilder:validation:XValidation:rule="!has(self.requests) || !has(self.limits) || self.requests.all(k, !(k in self.limits) || quantity(string(self.limits[k])).compareTo(quantity(string(self.requests[k]))) >= 0)",message="each request must be less than or equal to its limit"
+	Resources corev1.ResourceRequirements `json:"resources,omitempty"`
+
+	// ports are the container's ports. Each one is also exposed on the
+	// Service; with no ports there is no Service.
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=32
+	Ports []Port `json:"ports,omitempty"`
+
+	// serviceType is the type of the Service: ClusterIP (default), NodePort or
+	// LoadBalancer.
+	// +optional
+	// +kubebuilder:default=ClusterIP
+	ServiceType ServiceType `json:"serviceType,omitempty"`
+}
+
+// Port is a port of the container and of the Service.
+type Port struct {
+	// name identifies the port; it follows the IANA service-name rules:
+	// at most 15 lowercase letters, digits and '-', with at least one letter,
+	// no leading, trailing or doubled '-'.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=15
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
+	// +kubebuilder:validation:XValidation:rule="self.matches('[a-z]')",message="name must contain at least one letter"
+	// +kubebuilder:validation:XValidation:rule="!self.contains('--')",message="name must not contain '--'"
+	Name string `json:"name"`
+
+	// containerPort is the port the container listens on.
+	// +required
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=65535
+	ContainerPort int32 `json:"containerPort"`
+
+	// servicePort is the port the Service exposes; defaults to containerPort.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=65535
+	ServicePort *int32 `json:"servicePort,omitempty"`
+
+	// protocol is TCP (default), UDP or SCTP.
+	// +optional
+	// +kubebuilder:default=TCP
+	Protocol corev1.Protocol `json:"protocol,omitempty"`
+}
+
+// ServiceType is how the Service is exposed.
+// +kubebuilder:validation:Enum=ClusterIP;NodePort;LoadBalancer
+type ServiceType string
+
+const (
+	ServiceTypeClusterIP    ServiceType = "ClusterIP"
+	ServiceTypeNodePort     ServiceType = "NodePort"
+	ServiceTypeLoadBalancer ServiceType = "LoadBalancer"
+)
+
+// DeployObjectStatus is the state the controller last observed.
+type DeployObjectStatus struct {
+	// observedGeneration is the metadata.generation this status describes.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+
+	// replicas is the number of pods of the Deployment, in any state.
+	// +optional
+	Replicas int32 `json:"replicas,omitempty"`
+
+	// readyReplicas is the number of pods that are ready.
+	// +optional
+	ReadyReplicas int32 `json:"readyReplicas,omitempty"`
+
+	// availableReplicas is the number of pods ready for at least the
+	// Deployment's minReadySeconds.
+	// +optional
+	AvailableReplicas int32 `json:"availableReplicas,omitempty"`
+
+	// updatedReplicas is the number of pods running the current pod template.
+	// +optional
+	UpdatedReplicas int32 `json:"updatedReplicas,omitempty"`
+
+	// selector is the label selector of the pods, in string form, for the
+	// scale subresource (kubectl scale, HorizontalPodAutoscaler).
+	// +optional
+	Selector string `json:"selector,omitempty"`
+
+	// conditions describe the application's state. Ready is True when the
+	// Deployment has rolled out the current generation with every desired
+	// replica available and the Service matches the spec; its reason says why
+	// not otherwise.
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// DeployObjectList is a list of DeployObjects.
+//
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+// +kubebuilder:object:root=true
+type DeployObjectList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+
+	Items []DeployObject `json:"items"`
+}

@@ -1,0 +1,166 @@
+package main
+
+import (
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	appv1 "deployobject.dev/controller/pkg/apis/app/v1"
+)
+
+const (
+	// managedByLabel marks every child; the child informers list and watch
+	// only objects carrying it, so the cache does not grow with the cluster.
+	managedByLabel = "app.kubernetes.io/managed-by"
+	managedByValue = "deployobject-controller"
+
+	// nameLabel selects the pods of one DeployObject. DeployObject names are
+	// DNS-1035 labels (enforced by the CRD), so they are valid label values.
+	nameLabel = "app.deployobject.dev/name"
+
+	// containerName is the one container the controller owns in the pod
+	// template; other containers (sidecars added by others) are left alone.
+	containerName = "app"
+)
+
+var deployObjectKind = appv1.SchemeGroupVersion.WithKind("DeployObject")
+
+// selectorLabels are the labels of the pods of dobj, and the Deployment's and
+// Service's selector. They never change for an object, as a Deployment's
+// selector is immutable.
+func selectorLabels(dobj *appv1.DeployObject) map[string]string {
+	return map[string]string{nameLabel: dobj.Name}
+}
+
+// selectorString is the pod selector in the string form the scale
+// subresource expects.
+func selectorString(dobj *appv1.DeployObject) string {
+	return labels.SelectorFromSet(selectorLabels(dobj)).String()
+}
+
+// childLabels are the labels the controller sets on the Deployment and
+// Service; labels others add are kept.
+func childLabels(dobj *appv1.DeployObject) map[string]string {
+	return map[string]string{
+		managedByLabel: managedByValue,
+		nameLabel:      dobj.Name,
+	}
+}
+
+func childMeta(dobj *appv1.DeployObject) metav1.ObjectMeta {
+	return metav1.ObjectMeta{
+		Name:            dobj.Name,
+		Namespace:       dobj.Namespace,
+		Labels:          childLabels(dobj),
+		OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(dobj, deployObjectKind)},
+	}
+}
+
+// desiredDeployment is the Deployment dobj asks for, holding only the fields
+// the controller owns. Fields the API server defaults inside owned fields are
+// set here as the server would set them, so that a live object in sync
+// compares equal and steady state costs no writes.
+func desiredDeployment(dobj *appv1.DeployObject) *appsv1.Deployment {
+	replicas := int32(1)
+	if dobj.Spec.Replicas != nil {
+		replicas = *dobj.Spec.Replicas
+	}
+	return &appsv1.Deployment{
+		ObjectMeta: childMeta(dobj),
+		Spec: appsv1.DeploymentSpec{
+			Replicas: &replicas,
+			Selector: &metav1.LabelSelector{MatchLabels: selectorLabels(dobj)},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: selectorLabels(dobj)},
+				Spec: corev1.PodSpec{
+					Containers: []corev1.Container{desiredContainer(dobj)},
+				},
+			},
+		},
+	}
+}
+
+func desiredContainer(dobj *appv1.DeployObject) corev1.Container {
+	c := corev1.Container{
+		Name:      containerName,
+		Image:     dobj.Spec.Image,
+		Command:   dobj.Spec.Command,
+		Args:      dobj.Spec.Args,
+		Resources: *dobj.Spec.Resources.DeepCopy(),
+	}
+	if len(dobj.Spec.Env) > 0 {
+		c.Env = make([]corev1.EnvVar, len(dobj.Spec.Env))
+		for i := range dobj.Spec.Env {
+			c.Env[i] = normalizeEnvVar(dobj.Spec.Env[i])
+		}
+	}
+	for _, p := range dobj.Spec.Ports {
+		c.Ports = append(c.Ports, corev1.ContainerPort{
+			Name:          p.Name,
+			ContainerPort: p.ContainerPort,
+			Protocol:      portProtocol(p),
+		})
+	}
+	return c
+}
+
+// normalizeEnvVar applies the API server's defaulting of a fieldRef's
+// apiVersion to a deep copy of e.
+func normalizeEnvVar(e corev1.EnvVar) corev1.EnvVar {
+	out := *e.DeepCopy()
+	if out.ValueFrom != nil && out.ValueFrom.FieldRef != nil && out.ValueFrom.FieldRef.APIVersion == "" {
+		out.ValueFrom.FieldRef.APIVersion = "v1"
+	}
+	return out
+}
+
+func portProtocol(p appv1.Port) corev1.Protocol {
+	if p.Protocol == "" {
+		return corev1.ProtocolTCP
+	}
+	return p.Protocol
+}
+
+func servicePort(p appv1.Port) int32 {
+	if p.ServicePort != nil {
+		return *p.ServicePort
+	}
+	return p.ContainerPort
+}
+
+// wantsService reports whether dobj asks for a Service: only when it has ports.
+func wantsService(dobj *appv1.DeployObject) bool {
+	return len(dobj.Spec.Ports) > 0
+}
+
+// desiredService is the Service dobj asks for, holding only the fields the
+// controller owns; nil when dobj has no ports. clusterIP and nodePorts are
+// left to the API server to allocate.
+func desiredService(dobj *appv1.DeployObject) *corev1.Service {
+	if !wantsService(dobj) {
+		return nil
+	}
+	svcType := corev1.ServiceType(dobj.Spec.ServiceType)
+	if svcType == "" {
+		svcType = corev1.ServiceTypeClusterIP
+	}
+	ports := make([]corev1.ServicePort, 0, len(dobj.Spec.Ports))
+	for _, p := range dobj.Spec.Ports {
+		ports = append(ports, corev1.ServicePort{
+			Name:       p.Name,
+			Protocol:   portProtocol(p),
+			Port:       servicePort(p),
+			TargetPort: intstr.FromInt32(p.ContainerPort),
+		})
+	}
+	return &corev1.Service{
+		ObjectMeta: childMeta(dobj),
+		Spec: corev1.ServiceSpec{
+			Type:     svcType,
+			Selector: selectorLabels(dobj),
+			Ports:    ports,
+		},
+	}
+}

@@ -1,0 +1,88 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2"
+)
+
+// servers are the metrics and health probe HTTP servers.
+type servers struct {
+	list []*http.Server
+}
+
+func startServers(ctx context.Context, opts *options, registry *prometheus.Registry, le *leaderElection, synced []cache.InformerSynced) (*servers, error) {
+	s := &servers{}
+	if opts.metricsAddr != "0" {
+		s.list = append(s.list, &http.Server{Addr: opts.metricsAddr, Handler: metricsHandler(registry), ReadHeaderTimeout: 5 * time.Second})
+	}
+	if opts.healthAddr != "0" {
+		s.list = append(s.list, &http.Server{Addr: opts.healthAddr, Handler: healthHandler(le, synced), ReadHeaderTimeout: 5 * time.Second})
+	}
+	logger := klog.FromContext(ctx)
+	for _, srv := range s.list {
+		ln, err := listen(srv.Addr)
+		if err != nil {
+			s.shutdown(logger)
+			return nil, err
+		}
+		logger.Info("Serving", "address", ln.Addr().String())
+		go func() {
+			if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				logger.Error(err, "HTTP server failed", "address", srv.Addr)
+			}
+		}()
+	}
+	return s, nil
+}
+
+func (s *servers) shutdown(logger klog.Logger) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	for _, srv := range s.list {
+		if err := srv.Shutdown(ctx); err != nil {
+			logger.Error(err, "Shutting down HTTP server", "address", srv.Addr)
+		}
+	}
+}
+
+// healthHandler serves /healthz, which fails when this replica leads but has
+// stopped renewing its lease, and /readyz, which fails until the informer
+// caches have synced.
+func healthHandler(le *leaderElection, synced []cache.InformerSynced) http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) {
+		if le != nil {
+			if err := le.watchdog.Check(r); err != nil {
+				http.Error(w, "leader election: "+err.Error(), http.StatusInternalServerError)
+				return
+			}
+		}
+		_, _ = w.Write([]byte("ok"))
+	})
+	mux.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {
+		for _, s := range synced {
+			if !s() {
+				http.Error(w, "informer caches not synced", http.StatusServiceUnavailable)
+				return
+			}
+		}
+		_, _ = w.Write([]byte("ok"))
+	})
+	return mux
+}
+
+func listen(addr string) (net.Listener, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("listening on %s: %w", addr, err)
+	}
+	return ln, nil
+}

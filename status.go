@@ -1,0 +1,150 @@
+package main
+
+import (
+	"fmt"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	metaapply "k8s.io/client-go/applyconfigurations/meta/v1"
+
+	appv1 "deployobject.dev/controller/pkg/apis/app/v1"
+	appapply "deployobject.dev/controller/pkg/generated/applyconfiguration/app/v1"
+)
+
+// syncOutcome is what a sync found out, as input to the status: the children
+// as they are after the sync, or why the sync could not bring them in line.
+type syncOutcome struct {
+	deployment *appsv1.Deployment
+	service    *corev1.Service
+	// blocked, when set, is a condition that keeps dobj from being Ready
+	// whatever the children say (a conflict or rejected input).
+	blocked *metav1.Condition
+}
+
+// computeStatus is the status of dobj given the outcome of its sync. It keeps
+// the lastTransitionTime of conditions whose status did not change, so an
+// unchanged world yields an equal status and no write.
+func computeStatus(dobj *appv1.DeployObject, out syncOutcome, now metav1.Time) appv1.DeployObjectStatus {
+	status := appv1.DeployObjectStatus{
+		ObservedGeneration: dobj.Generation,
+		Selector:           selectorString(dobj),
+		Conditions:         append([]metav1.Condition(nil), dobj.Status.Conditions...),
+	}
+	if d := out.deployment; d != nil {
+		status.Replicas = d.Status.Replicas
+		status.ReadyReplicas = d.Status.ReadyReplicas
+		status.AvailableReplicas = d.Status.AvailableReplicas
+		status.UpdatedReplicas = d.Status.UpdatedReplicas
+	}
+	ready := readyCondition(dobj, out)
+	ready.ObservedGeneration = dobj.Generation
+	ready.LastTransitionTime = now
+	meta.SetStatusCondition(&status.Conditions, ready)
+	return status
+}
+
+// statusEqual reports whether writing b over a would change nothing.
+func statusEqual(a, b appv1.DeployObjectStatus) bool {
+	return equality.Semantic.DeepEqual(a, b)
+}
+
+func readyCondition(dobj *appv1.DeployObject, out syncOutcome) metav1.Condition {
+	if out.blocked != nil {
+		return *out.blocked
+	}
+	d := out.deployment
+	if d == nil {
+		return notReady(appv1.ReasonProgressing, "Deployment %s does not exist yet", dobj.Name)
+	}
+	if wantsService(dobj) && out.service == nil {
+		return notReady(appv1.ReasonProgressing, "Service %s does not exist yet", dobj.Name)
+	}
+	if d.Status.ObservedGeneration < d.Generation {
+		return notReady(appv1.ReasonProgressing, "waiting for the Deployment controller to observe generation %d of Deployment %s", d.Generation, d.Name)
+	}
+	if c := deploymentCondition(d, appsv1.DeploymentProgressing); c != nil && c.Status == corev1.ConditionFalse && c.Reason == "ProgressDeadlineExceeded" {
+		return notReady(appv1.ReasonProgressDeadlineExceeded, "Deployment %s: %s", d.Name, c.Message)
+	}
+	desired := int32(1)
+	if d.Spec.Replicas != nil {
+		desired = *d.Spec.Replicas
+	}
+	switch {
+	case d.Status.UpdatedReplicas < desired:
+		return notReady(appv1.ReasonProgressing, "%d of %d replicas updated", d.Status.UpdatedReplicas, desired)
+	case d.Status.Replicas > desired:
+		return notReady(appv1.ReasonProgressing, "%d replicas pending termination", d.Status.Replicas-desired)
+	case d.Status.AvailableReplicas < desired:
+		return notReady(appv1.ReasonProgressing, "%d of %d updated replicas available", d.Status.AvailableReplicas, desired)
+	}
+	return metav1.Condition{
+		Type:    appv1.ConditionReady,
+		Status:  metav1.ConditionTrue,
+		Reason:  appv1.ReasonAvailable,
+		Message: fmt.Sprintf("%d of %d replicas available", d.Status.AvailableReplicas, desired),
+	}
+}
+
+func notReady(reason, format string, args ...any) metav1.Condition {
+	return metav1.Condition{
+		Type:    appv1.ConditionReady,
+		Status:  metav1.ConditionFalse,
+		Reason:  reason,
+		Message: fmt.Sprintf(format, args...),
+	}
+}
+
+func deploymentCondition(d *appsv1.Deployment, t appsv1.DeploymentConditionType) *appsv1.DeploymentCondition {
+	for i := range d.Status.Conditions {
+		if d.Status.Conditions[i].Type == t {
+			return &d.Status.Conditions[i]
+		}
+	}
+	return nil
+}
+
+// sameCondition reports whether conds already holds c with the same status,
+// reason and message.
+func sameCondition(conds []metav1.Condition, c *metav1.Condition) bool {
+	old := meta.FindStatusCondition(conds, c.Type)
+	return old != nil && old.Status == c.Status && old.Reason == c.Reason && old.Message == c.Message
+}
+
+// readyReason is the reason of the Ready condition in status, for logs.
+func readyReason(status appv1.DeployObjectStatus) string {
+	if c := meta.FindStatusCondition(status.Conditions, appv1.ConditionReady); c != nil {
+		return c.Reason
+	}
+	return ""
+}
+
+// statusApplyConfiguration is status as a server-side apply request for
+// dobj's status subresource. Applying it cannot conflict with spec or
+// metadata changes made meanwhile, and needs no resourceVersion.
+func statusApplyConfiguration(dobj *appv1.DeployObject, status appv1.DeployObjectStatus) *appapply.DeployObjectApplyConfiguration {
+	st := appapply.DeployObjectStatus().
+		WithObservedGeneration(status.ObservedGeneration).
+		WithReplicas(status.Replicas).
+		WithReadyReplicas(status.ReadyReplicas).
+		WithAvailableReplicas(status.AvailableReplicas).
+		WithUpdatedReplicas(status.UpdatedReplicas).
+		WithSelector(status.Selector)
+	for _, c := range status.Conditions {
+		if c.Type != appv1.ConditionReady {
+			// Conditions of other writers stay theirs.
+			continue
+		}
+		st.WithConditions(metaapply.Condition().
+			WithType(c.Type).
+			WithStatus(c.Status).
+			WithObservedGeneration(c.ObservedGeneration).
+			WithLastTransitionTime(c.LastTransitionTime).
+			WithReason(c.Reason).
+			WithMessage(c.Message))
+	}
+	return appapply.DeployObject(dobj.Name, dobj.Namespace).WithStatus(st)
+}

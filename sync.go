@@ -1,0 +1,196 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2"
+
+	appv1 "deployobject.dev/controller/pkg/apis/app/v1"
+)
+
+// Event reasons, as `kubectl describe` shows them.
+const (
+	eventReconciled       = "Reconciled"
+	eventResourceConflict = appv1.ReasonResourceConflict
+	eventInvalidSpec      = appv1.ReasonInvalidSpec
+)
+
+// syncHandler brings the children of one DeployObject in line with its spec
+// and writes its status. It reads only from the informer caches and is the one
+// place where the controller writes to the cluster. A nil error means done; an
+// error means retry with backoff.
+func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) error {
+	logger := klog.FromContext(ctx)
+	dobj, err := c.deployObjects.DeployObjects(key.Namespace).Get(key.Name)
+	if apierrors.IsNotFound(err) {
+		// Deleted: garbage collection removes the children through their
+		// controller ownerReferences.
+		logger.V(4).Info("DeployObject no longer exists")
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("reading DeployObject from cache: %w", err)
+	}
+
+	out, actions, syncErr := c.syncChildren(ctx, dobj)
+	if syncErr != nil {
+		switch blocked := blockingCondition(syncErr); {
+		case blocked != nil:
+			out.blocked = blocked
+		case isNamespaceTerminating(syncErr):
+			// Nothing can be created there any more and the DeployObject
+			// goes with the namespace: retrying would only hot-loop.
+			logger.V(2).Info("Namespace is terminating, not retrying", "reason", syncErr.Error())
+			return nil
+		default:
+			return syncErr
+		}
+	}
+	if len(actions) > 0 {
+		c.recorder.Event(dobj, corev1.EventTypeNormal, eventReconciled, strings.Join(actions, "; "))
+	}
+
+	status := computeStatus(dobj, out, c.now())
+	if out.blocked != nil && !sameCondition(dobj.Status.Conditions, out.blocked) {
+		// One Warning per new problem: later retries of the same problem
+		// find it already reported.
+		c.recorder.Event(dobj, corev1.EventTypeWarning, out.blocked.Reason, out.blocked.Message)
+	}
+	if !statusEqual(dobj.Status, status) {
+		if _, err := c.client.AppV1().DeployObjects(dobj.Namespace).ApplyStatus(ctx, statusApplyConfiguration(dobj, status), metav1.ApplyOptions{FieldManager: fieldManager, Force: true}); err != nil {
+			return fmt.Errorf("writing status: %w", err)
+		}
+		logger.V(2).Info("Wrote status", "ready", readyReason(status))
+	}
+
+	var conflict *resourceConflictError
+	if errors.As(syncErr, &conflict) {
+		// The foreign object is not in the cache (it lacks the managed-by
+		// label), so no event announces that it has gone: poll with backoff.
+		return syncErr
+	}
+	return nil
+}
+
+// syncChildren creates, updates or deletes the Deployment and Service of dobj
+// as needed. It returns the children as they are afterwards and a short
+// description of each write, for the event.
+func (c *Controller) syncChildren(ctx context.Context, dobj *appv1.DeployObject) (syncOutcome, []string, error) {
+	var out syncOutcome
+	var actions []string
+
+	deployments := c.kubeClient.AppsV1().Deployments(dobj.Namespace)
+	d, action, err := syncChild(ctx, dobj, desiredDeployment(dobj), childOps[*appsv1.Deployment]{
+		kind:   "Deployment",
+		cached: c.deployments.Deployments(dobj.Namespace).Get,
+		create: deployments.Create,
+		get:    deployments.Get,
+		update: deployments.Update,
+		merge:  mergeDeployment,
+	})
+	if err != nil {
+		return out, actions, err
+	}
+	out.deployment = d
+	actions = appendAction(actions, action)
+
+	services := c.kubeClient.CoreV1().Services(dobj.Namespace)
+	if desired := desiredService(dobj); desired != nil {
+		s, action, err := syncChild(ctx, dobj, desired, childOps[*corev1.Service]{
+			kind:   "Service",
+			cached: c.services.Services(dobj.Namespace).Get,
+			create: services.Create,
+			get:    services.Get,
+			update: services.Update,
+			merge:  mergeService,
+		})
+		if err != nil {
+			return out, actions, err
+		}
+		out.service = s
+		return out, appendAction(actions, action), nil
+	}
+
+	// No ports: a Service the controller made earlier goes; a Service of the
+	// same name that it does not control is none of its business.
+	live, err := c.services.Services(dobj.Namespace).Get(dobj.Name)
+	if apierrors.IsNotFound(err) || (err == nil && !metav1.IsControlledBy(live, dobj)) {
+		return out, actions, nil
+	}
+	if err != nil {
+		return out, actions, fmt.Errorf("reading Service from cache: %w", err)
+	}
+	uid := live.UID
+	err = services.Delete(ctx, live.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
+	if err != nil && !apierrors.IsNotFound(err) {
+		return out, actions, fmt.Errorf("deleting Service %s: %w", live.Name, err)
+	}
+	return out, appendAction(actions, "deleted Service "+live.Name), nil
+}
+
+// childOps are the reads and writes syncChild needs for one kind of child.
+type childOps[T metav1.Object] struct {
+	kind   string
+	cached func(name string) (T, error)
+	create func(context.Context, T, metav1.CreateOptions) (T, error)
+	get    func(context.Context, string, metav1.GetOptions) (T, error)
+	update func(context.Context, T, metav1.UpdateOptions) (T, error)
+	merge  func(live, desired T) (T, bool)
+}
+
+// syncChild makes the child named like dobj match desired in the fields the
+// controller owns. It creates the child when it does not exist, refuses to
+// touch one that dobj does not control, and otherwise updates it only when an
+// owned field differs. It returns the child as it is afterwards and a
+// description of the write it made, if any.
+func syncChild[T metav1.Object](ctx context.Context, dobj *appv1.DeployObject, desired T, ops childOps[T]) (T, string, error) {
+	var zero T
+	name := desired.GetName()
+	live, err := ops.cached(name)
+	if apierrors.IsNotFound(err) {
+		created, err := ops.create(ctx, desired, metav1.CreateOptions{FieldManager: fieldManager})
+		if err == nil {
+			return created, "created " + ops.kind + " " + name, nil
+		}
+		if !apierrors.IsAlreadyExists(err) {
+			return zero, "", fmt.Errorf("creating %s %s: %w", ops.kind, name, err)
+		}
+		// It exists but is not in the cache: either the cache lags behind
+		// (it is ours) or it lacks the managed-by label (it may be someone
+		// else's). Only the live object can tell.
+		live, err = ops.get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return zero, "", fmt.Errorf("reading %s %s: %w", ops.kind, name, err)
+		}
+	} else if err != nil {
+		return zero, "", fmt.Errorf("reading %s %s from cache: %w", ops.kind, name, err)
+	}
+
+	if !metav1.IsControlledBy(live, dobj) {
+		return zero, "", &resourceConflictError{kind: ops.kind, name: name}
+	}
+	merged, changed := ops.merge(live, desired)
+	if !changed {
+		return live, "", nil
+	}
+	updated, err := ops.update(ctx, merged, metav1.UpdateOptions{FieldManager: fieldManager})
+	if err != nil {
+		return zero, "", fmt.Errorf("updating %s %s: %w", ops.kind, name, err)
+	}
+	return updated, "updated " + ops.kind + " " + name, nil
+}
+
+func appendAction(actions []string, action string) []string {
+	if action == "" {
+		return actions
+	}
+	return append(actions, action)
+}
