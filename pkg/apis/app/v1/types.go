@@ -20,8 +20,8 @@ import (
 // +kubebuilder:printcolumn:name="Available",type=integer,JSONPath=`.status.availableReplicas`
 // +kubebuilder:printcolumn:name="Status",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].reason`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
-// +kubebuilder:validation:XValidation:rule="size(self.metadata.name) <= 63",message="metadata.name must be at most 63 characters: it names the Service, which is a DNS-1035 label",fieldPath=".metadata.name"
-// +kubebuilder:validation:XValidation:rule="self.metadata.name.matches('^[a-z]([-a-z0-9]*[a-z0-9])?$')",message="metadata.name must be a DNS-1035 label (lowercase letters, digits and '-', starting with a letter): it names the Service",fieldPath=".metadata.name"
+// +kubebuilder:validation:XValidation:rule="size(self.metadata.name) <= 63",message="metadata.name must be at most 63 characters: it names the Service, which is a DNS-1035 label"
+// +kubebuilder:validation:XValidation:rule="self.metadata.name.matches('^[a-z]([-a-z0-9]*[a-z0-9])?$')",message="metadata.name must be a DNS-1035 label (lowercase letters, digits and '-', starting with a letter): it names the Service"
 type DeployObject struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
@@ -37,9 +37,9 @@ type DeployObject struct {
 
 // DeployObjectSpec is the desired state of an application.
 //
-// +kubebuilder:validation:XValidation:rule="!has(self.ports) || self.ports.all(p, self.ports.exists_one(q, (has(q.servicePort) ? q.servicePort : q.containerPort) == (has(p.servicePort) ? p.servicePort : p.containerPort) && (has(q.protocol) ? q.protocol : 'TCP') == (has(p.protocol) ? p.protocol : 'TCP')))",message="each servicePort (defaulting to containerPort) must be unique per protocol",fieldPath=".ports"
-// +kubebuilder:validation:XValidation:rule="!has(self.ports) || self.ports.all(p, self.ports.exists_one(q, q.containerPort == p.containerPort && (has(q.protocol) ? q.protocol : 'TCP') == (has(p.protocol) ? p.protocol : 'TCP')))",message="each containerPort must be unique per protocol",fieldPath=".ports"
-// +kubebuilder:validation:XValidation:rule="!has(self.ports) || size(self.ports) > 0 || !has(self.serviceType) || self.serviceType == 'ClusterIP'",message="serviceType other than ClusterIP needs at least one port",fieldPath=".serviceType"
+// +kubebuilder:validation:XValidation:rule="!has(self.ports) || self.ports.all(p, self.ports.exists_one(q, (has(q.servicePort) ? q.servicePort : q.containerPort) == (has(p.servicePort) ? p.servicePort : p.containerPort) && q.protocol == p.protocol))",message="each servicePort (defaulting to containerPort) must be unique per protocol",fieldPath=".ports"
+// +kubebuilder:validation:XValidation:rule="!has(self.ports) || self.ports.all(p, self.ports.exists_one(q, q.containerPort == p.containerPort && q.protocol == p.protocol))",message="each containerPort must be unique per protocol",fieldPath=".ports"
+// +kubebuilder:validation:XValidation:rule="!has(self.serviceType) || self.serviceType == 'ClusterIP' || (has(self.ports) && size(self.ports) > 0)",message="serviceType other than ClusterIP needs at least one port",fieldPath=".serviceType"
 type DeployObjectSpec struct {
 	// image is the container image to run, for example "nginx:1.27".
 	// +required
@@ -86,7 +86,7 @@ type DeployObjectSpec struct {
 	// Dynamic resource claims are not supported.
 	// +optional
 	// +kubebuilder:validation:XValidation:rule="!has(self.claims)",message="resources.claims is not supported: a DeployObject declares no pod resourceClaims"
-	// +kubebuilder:validation:XValidation:rule="!has(self.requests) || !has(self.limits) || self.requests.all(k, !(k in self.limits) || quantity(string(self.limits[k])).compareTo(quantity(string(self.requests[k]))) >= 0)",message="each request must be less than or equal to its limit"
+	// +kubebuilder:validation:XValidation:rule="!has(self.requests) || !has(self.limits) || ['cpu', 'memory', 'ephemeral-storage'].all(k, !(k in self.requests) || !(k in self.limits) || quantity(string(self.limits[k])).compareTo(quantity(string(self.requests[k]))) >= 0)",message="each request must be less than or equal to its limit"
 	Resources corev1.ResourceRequirements `json:"resources,omitempty"`
 
 	// ports are the container's ports. Each one is also exposed on the
@@ -94,7 +94,7 @@ type DeployObjectSpec struct {
 	// +optional
 	// +listType=map
 	// +listMapKey=name
-	// +kubebuilder:validation:MaxItems=32
+	// +kubebuilder:validation:MaxItems=16
 	Ports []Port `json:"ports,omitempty"`
 
 	// serviceType is the type of the Service: ClusterIP (default), NodePort or
@@ -132,6 +132,8 @@ type Port struct {
 	// protocol is TCP (default), UDP or SCTP.
 	// +optional
 	// +kubebuilder:default=TCP
+	// +kubebuilder:validation:Enum=TCP;UDP;SCTP
+	// +kubebuilder:validation:MaxLength=4
 	Protocol corev1.Protocol `json:"protocol,omitempty"`
 }
 

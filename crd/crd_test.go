@@ -1,0 +1,178 @@
+package crd_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	crdvalidation "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/validation"
+	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
+	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/cel"
+	structuraldefaulting "k8s.io/apiextensions-apiserver/pkg/apiserver/schema/defaulting"
+	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/listtype"
+	schemavalidation "k8s.io/apiextensions-apiserver/pkg/apiserver/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	celconfig "k8s.io/apiserver/pkg/apis/cel"
+	"sigs.k8s.io/yaml"
+
+	"deployobject.dev/controller/test/cases"
+)
+
+// schema validates DeployObjects in-process the way the API server does:
+// defaulting, OpenAPI validation, list-map keys and CEL rules.
+type schema struct {
+	structural *structuralschema.Structural
+	openAPI    schemavalidation.SchemaValidator
+	cel        *cel.Validator
+}
+
+func loadCRD(t *testing.T) (*apiextensions.CustomResourceDefinition, *schema) {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(".", "app.deployobject.dev_deployobjects.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v1crd apiextensionsv1.CustomResourceDefinition
+	if err := yaml.UnmarshalStrict(data, &v1crd); err != nil {
+		t.Fatalf("decoding CRD: %v", err)
+	}
+	apiextensionsv1.SetObjectDefaults_CustomResourceDefinition(&v1crd)
+	var crd apiextensions.CustomResourceDefinition
+	if err := apiextensionsv1.Convert_v1_CustomResourceDefinition_To_apiextensions_CustomResourceDefinition(&v1crd, &crd, nil); err != nil {
+		t.Fatalf("converting CRD: %v", err)
+	}
+	if len(crd.Spec.Versions) != 1 {
+		t.Fatalf("CRD has %d versions, want 1", len(crd.Spec.Versions))
+	}
+	props := schemaOf(&crd)
+	structural, err := structuralschema.NewStructural(props)
+	if err != nil {
+		t.Fatalf("schema is not structural: %v", err)
+	}
+	openAPI, _, err := schemavalidation.NewSchemaValidator(props)
+	if err != nil {
+		t.Fatalf("building schema validator: %v", err)
+	}
+	return &crd, &schema{structural: structural, openAPI: openAPI, cel: cel.NewValidator(structural, true, celconfig.PerCallLimit)}
+}
+
+func schemaOf(crd *apiextensions.CustomResourceDefinition) *apiextensions.JSONSchemaProps {
+	if v := crd.Spec.Versions[0].Schema; v != nil {
+		return v.OpenAPIV3Schema
+	}
+	return crd.Spec.Validation.OpenAPIV3Schema
+}
+
+func (s *schema) validate(obj map[string]any) field.ErrorList {
+	structuraldefaulting.Default(obj, s.structural)
+	errs := schemavalidation.ValidateCustomResource(nil, obj, s.openAPI)
+	errs = append(errs, listtype.ValidateListSetsAndMaps(nil, s.structural, obj)...)
+	celErrs, _ := s.cel.Validate(context.Background(), nil, s.structural, obj, nil, celconfig.RuntimeCELCostBudget)
+	return append(errs, celErrs...)
+}
+
+// TestCRDIsValid runs the API server's own validation of the CRD, which
+// compiles every CEL rule and checks its worst-case cost.
+func TestCRDIsValid(t *testing.T) {
+	crd, _ := loadCRD(t)
+	if errs := crdvalidation.ValidateCustomResourceDefinition(context.Background(), crd); len(errs) > 0 {
+		t.Fatalf("the API server would reject the CRD:\n%v", errs.ToAggregate())
+	}
+	if crd.Spec.Names.ShortNames[0] != "dobj" || crd.Spec.Scope != apiextensions.NamespaceScoped {
+		t.Errorf("names = %+v, scope %s", crd.Spec.Names, crd.Spec.Scope)
+	}
+	// With one version, the internal form holds subresources and schema
+	// at the top level.
+	sub := crd.Spec.Subresources
+	if sub == nil || sub.Status == nil || sub.Scale == nil ||
+		sub.Scale.SpecReplicasPath != ".spec.replicas" || sub.Scale.StatusReplicasPath != ".status.replicas" ||
+		sub.Scale.LabelSelectorPath == nil || *sub.Scale.LabelSelectorPath != ".status.selector" {
+		t.Errorf("subresources = %+v, want status and scale on spec.replicas/status.replicas/status.selector", sub)
+	}
+}
+
+// TestEveryFieldIsDocumented keeps `kubectl explain` useful.
+func TestEveryFieldIsDocumented(t *testing.T) {
+	crd, _ := loadCRD(t)
+	var walk func(path string, p *apiextensions.JSONSchemaProps)
+	walk = func(path string, p *apiextensions.JSONSchemaProps) {
+		for name, child := range p.Properties {
+			childPath := path + "." + name
+			if child.Description == "" && path != "" && !strings.HasPrefix(childPath, ".metadata") {
+				t.Errorf("%s has no description", childPath)
+			}
+			walk(childPath, &child)
+		}
+		if p.Items != nil && p.Items.Schema != nil {
+			walk(path+"[]", p.Items.Schema)
+		}
+	}
+	walk("", schemaOf(crd))
+}
+
+func TestValidObjects(t *testing.T) {
+	_, s := loadCRD(t)
+	for _, tc := range []struct {
+		name string
+		obj  map[string]any
+	}{
+		{"every field", cases.Valid("web")},
+		{"minimal", map[string]any{"apiVersion": "app.deployobject.dev/v1", "kind": "DeployObject",
+			"metadata": map[string]any{"name": "hello"}, "spec": map[string]any{"image": "nginx"}}},
+		{"zero replicas", func() map[string]any { o := cases.Valid("web"); o["spec"].(map[string]any)["replicas"] = int64(0); return o }()},
+		{"UDP and TCP on one port number", func() map[string]any {
+			o := cases.Valid("dns")
+			o["spec"].(map[string]any)["ports"] = []any{
+				map[string]any{"name": "dns-udp", "containerPort": int64(53), "protocol": "UDP"},
+				map[string]any{"name": "dns-tcp", "containerPort": int64(53), "protocol": "TCP"},
+			}
+			return o
+		}()},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if errs := s.validate(tc.obj); len(errs) > 0 {
+				t.Fatalf("rejected: %v", errs.ToAggregate())
+			}
+		})
+	}
+}
+
+func TestDefaults(t *testing.T) {
+	_, s := loadCRD(t)
+	obj := map[string]any{"apiVersion": "app.deployobject.dev/v1", "kind": "DeployObject",
+		"metadata": map[string]any{"name": "hello"},
+		"spec": map[string]any{"image": "nginx", "ports": []any{map[string]any{"name": "http", "containerPort": int64(80)}}}}
+	if errs := s.validate(obj); len(errs) > 0 {
+		t.Fatalf("rejected: %v", errs.ToAggregate())
+	}
+	spec := obj["spec"].(map[string]any)
+	port := spec["ports"].([]any)[0].(map[string]any)
+	if spec["replicas"] != int64(1) || spec["serviceType"] != "ClusterIP" || port["protocol"] != "TCP" {
+		t.Errorf("defaults: replicas=%v serviceType=%v protocol=%v, want 1, ClusterIP, TCP", spec["replicas"], spec["serviceType"], port["protocol"])
+	}
+}
+
+func TestInvalidObjects(t *testing.T) {
+	_, s := loadCRD(t)
+	table := cases.InvalidTable()
+	if len(table) < 25 {
+		t.Fatalf("the table has %d cases, want at least 25", len(table))
+	}
+	for _, tc := range table {
+		t.Run(tc.Name, func(t *testing.T) {
+			obj := cases.Valid("web")
+			tc.Mutate(obj)
+			errs := s.validate(obj)
+			if len(errs) == 0 {
+				t.Fatal("accepted, want rejected")
+			}
+			if msg := errs.ToAggregate().Error(); !strings.Contains(msg, tc.Field) {
+				t.Errorf("message does not name %s: %s", tc.Field, msg)
+			}
+		})
+	}
+}
