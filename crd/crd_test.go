@@ -123,7 +123,11 @@ func TestValidObjects(t *testing.T) {
 		{"every field", cases.Valid("web")},
 		{"minimal", map[string]any{"apiVersion": "app.deployobject.dev/v1", "kind": "DeployObject",
 			"metadata": map[string]any{"name": "hello"}, "spec": map[string]any{"image": "nginx"}}},
-		{"zero replicas", func() map[string]any { o := cases.Valid("web"); o["spec"].(map[string]any)["replicas"] = int64(0); return o }()},
+		{"zero replicas", func() map[string]any {
+			o := cases.Valid("web")
+			o["spec"].(map[string]any)["replicas"] = int64(0)
+			return o
+		}()},
 		{"UDP and TCP on one port number", func() map[string]any {
 			o := cases.Valid("dns")
 			o["spec"].(map[string]any)["ports"] = []any{
@@ -145,7 +149,7 @@ func TestDefaults(t *testing.T) {
 	_, s := loadCRD(t)
 	obj := map[string]any{"apiVersion": "app.deployobject.dev/v1", "kind": "DeployObject",
 		"metadata": map[string]any{"name": "hello"},
-		"spec": map[string]any{"image": "nginx", "ports": []any{map[string]any{"name": "http", "containerPort": int64(80)}}}}
+		"spec":     map[string]any{"image": "nginx", "ports": []any{map[string]any{"name": "http", "containerPort": int64(80)}}}}
 	if errs := s.validate(obj); len(errs) > 0 {
 		t.Fatalf("rejected: %v", errs.ToAggregate())
 	}
