@@ -133,7 +133,6 @@ type Port struct {
 	// +optional
 	// +kubebuilder:default=TCP
 	// +kubebuilder:validation:Enum=TCP;UDP;SCTP
-	// +kubebuilder:validation:MaxLength=4
 	Protocol corev1.Protocol `json:"protocol,omitempty"`
 }
 

@@ -1,0 +1,88 @@
+package main
+
+import (
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+
+	appv1 "deployobject.dev/controller/pkg/apis/app/v1"
+)
+
+func TestMergeDeploymentInSyncReturnsLiveUncopied(t *testing.T) {
+	dobj := newDeployObject()
+	live := liveDeployment(dobj)
+	got, changed := mergeDeployment(live, desiredDeployment(dobj))
+	if changed || got != live {
+		t.Errorf("changed = %v, same object = %v; want no change and no copy", changed, got == live)
+	}
+}
+
+func TestMergeDeploymentDoesNotMutateLive(t *testing.T) {
+	dobj := newDeployObject()
+	live := liveDeployment(dobj)
+	live.Spec.Template.Spec.Containers[0].Image = "old"
+	before := live.DeepCopy()
+	if _, changed := mergeDeployment(live, desiredDeployment(dobj)); !changed {
+		t.Fatal("want a change")
+	}
+	if !equalObjects(live, before) {
+		t.Error("mergeDeployment modified the live (cached) object")
+	}
+}
+
+func TestMergeServiceNodePorts(t *testing.T) {
+	for _, tc := range []struct {
+		name         string
+		liveType     corev1.ServiceType
+		liveNodePort int32
+		want         appv1.ServiceType
+		wantNodePort int32
+		wantChange   bool
+	}{
+		{"NodePort keeps its nodePort", corev1.ServiceTypeNodePort, 30080, appv1.ServiceTypeNodePort, 30080, false},
+		{"ClusterIP to NodePort lets the server allocate", corev1.ServiceTypeClusterIP, 0, appv1.ServiceTypeNodePort, 0, true},
+		{"NodePort to LoadBalancer keeps the nodePort", corev1.ServiceTypeNodePort, 30080, appv1.ServiceTypeLoadBalancer, 30080, true},
+		{"NodePort to ClusterIP drops the nodePort", corev1.ServiceTypeNodePort, 30080, appv1.ServiceTypeClusterIP, 0, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dobj := newDeployObject(func(d *appv1.DeployObject) { d.Spec.ServiceType = tc.want })
+			live := liveService(dobj)
+			live.Spec.Type = tc.liveType
+			live.Spec.Ports[0].NodePort = tc.liveNodePort
+			got, changed := mergeService(live, desiredService(dobj))
+			if changed != tc.wantChange || got.Spec.Ports[0].NodePort != tc.wantNodePort || got.Spec.Type != corev1.ServiceType(tc.want) {
+				t.Errorf("changed=%v type=%s nodePort=%d; want %v %s %d", changed, got.Spec.Type, got.Spec.Ports[0].NodePort, tc.wantChange, tc.want, tc.wantNodePort)
+			}
+			if got.Spec.ClusterIP != live.Spec.ClusterIP {
+				t.Error("clusterIP not kept")
+			}
+		})
+	}
+}
+
+func TestMergeServicePortRenamedGetsNewNodePort(t *testing.T) {
+	dobj := newDeployObject(func(d *appv1.DeployObject) { d.Spec.ServiceType = appv1.ServiceTypeNodePort })
+	live := liveService(dobj)
+	live.Spec.Ports[0].NodePort = 30080
+	dobj.Spec.Ports[0].Name = "web"
+	got, changed := mergeService(live, desiredService(dobj))
+	if !changed || got.Spec.Ports[0].NodePort != 0 {
+		t.Errorf("changed=%v nodePort=%d, want a change with the nodePort left to the server", changed, got.Spec.Ports[0].NodePort)
+	}
+}
+
+func TestLabelsHelpers(t *testing.T) {
+	if !hasLabels(map[string]string{"a": "1", "b": "2"}, map[string]string{"a": "1"}) {
+		t.Error("a superset has the labels")
+	}
+	if hasLabels(map[string]string{"a": "2"}, map[string]string{"a": "1"}) || hasLabels(nil, map[string]string{"a": "1"}) {
+		t.Error("a different or missing value is not the label")
+	}
+	got := withLabels(map[string]string{"a": "0", "x": "y"}, map[string]string{"a": "1"})
+	if len(got) != 2 || got["a"] != "1" || got["x"] != "y" {
+		t.Errorf("withLabels = %v", got)
+	}
+	if containerIndex([]corev1.Container{{Name: "x"}, {Name: containerName}}, containerName) != 1 || containerIndex(nil, "x") != -1 {
+		t.Error("containerIndex")
+	}
+}
