@@ -1,0 +1,54 @@
+# Run `make help` for the targets.
+SHELL := /usr/bin/env bash
+.SHELLFLAGS := -o errexit -o nounset -o pipefail -c
+.DEFAULT_GOAL := help
+
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+BIN     := bin/deployobject-controller
+GOFILES := $(shell git ls-files '*.go' 2>/dev/null)
+
+.PHONY: help
+help: ## Show this help.
+	@awk 'BEGIN {FS = ":.*## "} /^[a-z0-9-]+:.*## / {printf "  %-12s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+
+.PHONY: build
+build: ## Build the controller binary into bin/.
+	CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X main.version=$(VERSION)" -o $(BIN) .
+
+.PHONY: generate
+generate: ## Regenerate clients, deepcopy and the CRD after changing pkg/apis.
+	hack/update-codegen.sh
+
+.PHONY: verify
+verify: ## Check that generated code is fresh, code is gofmt-ed and go vet passes.
+	hack/verify-codegen.sh
+	@out=$$(gofmt -l $(GOFILES)); if [[ -n "$$out" ]]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	go vet ./...
+	go vet -tags e2e ./test/e2e/
+
+.PHONY: test-unit
+test-unit: ## Unit tests, with the race detector.
+	go test -race -count=1 ./...
+
+.PHONY: test-e2e
+test-e2e: build ## End-to-end tests against a fresh local cluster, removed afterwards.
+	hack/e2e.sh
+
+.PHONY: test
+test: test-unit test-e2e ## Unit tests, then end-to-end tests. What CI runs.
+
+.PHONY: run
+run: build ## Start the local cluster and run the controller against it.
+	hack/run.sh
+
+.PHONY: cluster
+cluster: ## Start the local cluster only (builds what is missing).
+	hack/cluster.sh up
+
+.PHONY: down
+down: ## Remove the local cluster.
+	hack/cluster.sh down
+
+.PHONY: clean
+clean: ## Remove build output.
+	rm -rf bin

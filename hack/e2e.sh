@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Runs the end-to-end suite against a fresh local cluster and removes the
+# cluster afterwards, also when a test fails. Extra arguments go to `go test`
+# (for example -run TestKubectlScale).
+set -o errexit -o nounset -o pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd -P)
+cd "${ROOT}"
+NAME=${E2E_CLUSTER:-deployobject-e2e}
+
+# A cluster left over by an interrupted run is not fresh: remove it.
+hack/cluster.sh down "${NAME}" >/dev/null 2>&1 || true
+trap 'hack/cluster.sh down "${NAME}" >/dev/null 2>&1 || echo "e2e: could not remove cluster ${NAME}" >&2' EXIT
+
+start=$(date +%s)
+kubeconfig=$(hack/cluster.sh up "${NAME}")
+echo "e2e: cluster ${NAME} up in $(( $(date +%s) - start ))s" >&2
+
+E2E_KUBECONFIG="${kubeconfig}" \
+E2E_CONTROLLER_BIN="${ROOT}/bin/deployobject-controller" \
+E2E_KUBECTL="$(hack/cluster.sh bindir)/kubectl" \
+    go test -tags e2e -count=1 -timeout 40m -v ./test/e2e/ "$@"

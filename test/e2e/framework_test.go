@@ -1,0 +1,367 @@
+//go:build e2e
+
+// Package e2e tests the controller binary against a real API server: the
+// local cluster of hack/cluster.sh. Run it with `make test-e2e`, which starts
+// a fresh cluster, or against a running one:
+//
+//	E2E_KUBECONFIG=... E2E_CONTROLLER_BIN=bin/deployobject-controller E2E_KUBECTL=.../kubectl \
+//	  go test -tags e2e ./test/e2e/
+package e2e
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/rand"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+
+	clientset "deployobject.dev/controller/pkg/generated/clientset/versioned"
+	"deployobject.dev/controller/pkg/crdinstall"
+)
+
+// env is what the suite runs against, from E2E_* environment variables.
+var env struct {
+	kubeconfig string
+	controller string // path of the controller binary
+	kubectl    string
+	repoRoot   string
+	cfg        *rest.Config
+	kube       kubernetes.Interface
+	client     clientset.Interface
+	dynamic    dynamic.Interface
+}
+
+// shared is the controller process most tests run against.
+var shared *controllerProcess
+
+func TestMain(m *testing.M) {
+	os.Exit(run(m))
+}
+
+func run(m *testing.M) int {
+	env.kubeconfig = os.Getenv("E2E_KUBECONFIG")
+	env.controller = os.Getenv("E2E_CONTROLLER_BIN")
+	env.kubectl = os.Getenv("E2E_KUBECTL")
+	if env.kubeconfig == "" || env.controller == "" || env.kubectl == "" {
+		fmt.Fprintln(os.Stderr, "e2e: set E2E_KUBECONFIG, E2E_CONTROLLER_BIN and E2E_KUBECTL (make test-e2e does)")
+		return 1
+	}
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "e2e:", err)
+		return 1
+	}
+	env.repoRoot = root
+	if env.cfg, err = clientcmd.BuildConfigFromFlags("", env.kubeconfig); err != nil {
+		fmt.Fprintln(os.Stderr, "e2e: kubeconfig:", err)
+		return 1
+	}
+	env.cfg.QPS, env.cfg.Burst = 200, 400
+	env.kube = kubernetes.NewForConfigOrDie(env.cfg)
+	env.client = clientset.NewForConfigOrDie(env.cfg)
+	env.dynamic = dynamic.NewForConfigOrDie(env.cfg)
+
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := crdinstall.Install(ctx, env.cfg, filepath.Join(root, "crd")); err != nil {
+		fmt.Fprintln(os.Stderr, "e2e:", err)
+		return 1
+	}
+	shared, err = startController("shared", "--resync-period=30s")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "e2e:", err)
+		return 1
+	}
+	code := m.Run()
+	if err := shared.stop(syscall.SIGTERM, 20*time.Second); err != nil {
+		fmt.Fprintln(os.Stderr, "e2e: stopping the controller:", err)
+		code = 1
+	}
+	if code != 0 {
+		fmt.Fprintf(os.Stderr, "e2e: controller log: %s\n", shared.logPath)
+	}
+	return code
+}
+
+// controllerProcess is the controller binary running as a separate process.
+type controllerProcess struct {
+	name        string
+	cmd         *exec.Cmd
+	logPath     string
+	metricsAddr string
+	healthAddr  string
+	done        chan struct{}
+	exitErr     error
+}
+
+// startController starts the controller binary with --kubeconfig and free
+// ports for its servers, plus args, and waits until it reports ready.
+func startController(name string, args ...string) (*controllerProcess, error) {
+	return startControllerWith(name, nil, append([]string{"--kubeconfig=" + env.kubeconfig}, args...)...)
+}
+
+// startControllerWith starts the binary through wrap (for example an unshare
+// command line) with args, without adding --kubeconfig.
+func startControllerWith(name string, wrap []string, args ...string) (*controllerProcess, error) {
+	metrics, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	health, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	p := &controllerProcess{
+		name:        name,
+		metricsAddr: metrics,
+		healthAddr:  health,
+		done:        make(chan struct{}),
+	}
+	logFile, err := os.CreateTemp("", "deployobject-controller-"+name+"-*.log")
+	if err != nil {
+		return nil, err
+	}
+	p.logPath = logFile.Name()
+	all := append([]string{"--metrics-bind-address=" + metrics, "--health-probe-bind-address=" + health, "-v=2"}, args...)
+	argv := append(append([]string{}, wrap...), env.controller)
+	argv = append(argv, all...)
+	p.cmd = exec.Command(argv[0], argv[1:]...)
+	p.cmd.Stdout = logFile
+	p.cmd.Stderr = logFile
+	if err := p.cmd.Start(); err != nil {
+		logFile.Close()
+		return nil, fmt.Errorf("starting controller %s: %w", name, err)
+	}
+	go func() {
+		p.exitErr = p.cmd.Wait()
+		logFile.Close()
+		close(p.done)
+	}()
+	if err := p.waitReady(60 * time.Second); err != nil {
+		_ = p.stop(syscall.SIGKILL, 5*time.Second)
+		return nil, fmt.Errorf("controller %s did not become ready: %w\n%s", name, err, p.logTail(30))
+	}
+	return p, nil
+}
+
+func (p *controllerProcess) waitReady(timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		select {
+		case <-p.done:
+			return fmt.Errorf("exited: %v", p.exitErr)
+		default:
+		}
+		if resp, err := http.Get("http://" + p.healthAddr + "/readyz"); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return fmt.Errorf("/readyz not OK after %s", timeout)
+}
+
+// stop sends sig and waits for the process to exit.
+func (p *controllerProcess) stop(sig syscall.Signal, timeout time.Duration) error {
+	select {
+	case <-p.done:
+		return nil
+	default:
+	}
+	if err := p.cmd.Process.Signal(sig); err != nil {
+		return err
+	}
+	select {
+	case <-p.done:
+		if sig == syscall.SIGKILL {
+			return nil
+		}
+		return p.exitErr
+	case <-time.After(timeout):
+		_ = p.cmd.Process.Kill()
+		return fmt.Errorf("controller %s did not exit within %s after %s", p.name, timeout, sig)
+	}
+}
+
+func (p *controllerProcess) logTail(n int) string {
+	data, err := os.ReadFile(p.logPath)
+	if err != nil {
+		return err.Error()
+	}
+	lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+// metric returns the sum of the samples of a metric whose labels contain
+// every one of match (as `key="value"`), from the controller's /metrics.
+func (p *controllerProcess) metric(name string, match ...string) (float64, error) {
+	resp, err := http.Get("http://" + p.metricsAddr + "/metrics")
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	var sum float64
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		if !strings.HasPrefix(line, name+"{") && !strings.HasPrefix(line, name+" ") {
+			continue
+		}
+		ok := true
+		for _, m := range match {
+			if !strings.Contains(line, m) {
+				ok = false
+			}
+		}
+		if !ok {
+			continue
+		}
+		v, err := strconv.ParseFloat(line[strings.LastIndex(line, " ")+1:], 64)
+		if err != nil {
+			return 0, fmt.Errorf("parsing %q: %w", line, err)
+		}
+		sum += v
+	}
+	return sum, sc.Err()
+}
+
+// writes is the number of write requests the controller has made, by HTTP
+// method, from its REST client metrics (events included).
+func (p *controllerProcess) writes() (map[string]float64, error) {
+	out := map[string]float64{}
+	for _, m := range []string{"POST", "PUT", "PATCH", "DELETE"} {
+		v, err := p.metric("rest_client_requests_total", `method="`+m+`"`)
+		if err != nil {
+			return nil, err
+		}
+		out[m] = v
+	}
+	return out, nil
+}
+
+func freePort() (string, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer ln.Close()
+	return ln.Addr().String(), nil
+}
+
+// newNamespace creates a namespace for one test and deletes it afterwards.
+// On failure it prints what a person debugging would look at first.
+func newNamespace(t *testing.T) string {
+	t.Helper()
+	name := "e2e-" + strings.ToLower(strings.NewReplacer("/", "-", "_", "-").Replace(t.Name()))
+	if len(name) > 50 {
+		name = name[:50]
+	}
+	name = strings.TrimRight(name, "-") + "-" + rand.String(4)
+	ctx := context.Background()
+	if _, err := env.kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("creating namespace: %v", err)
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			dumpNamespace(t, name)
+		}
+		err := env.kube.CoreV1().Namespaces().Delete(context.Background(), name, metav1.DeleteOptions{})
+		if err != nil && !apierrors.IsNotFound(err) {
+			t.Errorf("deleting namespace %s: %v", name, err)
+		}
+	})
+	return name
+}
+
+func dumpNamespace(t *testing.T, ns string) {
+	t.Helper()
+	t.Logf("--- controller log (last 40 lines of %s):\n%s", shared.logPath, shared.logTail(40))
+	out, _ := kubectl("-n", ns, "get", "deployobjects,deployments,services,pods,events", "-o", "wide")
+	t.Logf("--- objects in %s:\n%s", ns, out)
+	out, _ = kubectl("-n", ns, "get", "deployobjects", "-o", "yaml")
+	t.Logf("--- DeployObjects:\n%s", out)
+}
+
+// kubectl runs the cluster's kubectl and returns its combined output.
+func kubectl(args ...string) (string, error) {
+	cmd := exec.Command(env.kubectl, append([]string{"--kubeconfig", env.kubeconfig}, args...)...)
+	var buf bytes.Buffer
+	cmd.Stdout = &buf
+	cmd.Stderr = &buf
+	err := cmd.Run()
+	return buf.String(), err
+}
+
+// kubectlStdin runs kubectl with input on its standard input.
+func kubectlStdin(input string, args ...string) (string, error) {
+	cmd := exec.Command(env.kubectl, append([]string{"--kubeconfig", env.kubeconfig}, args...)...)
+	cmd.Stdin = strings.NewReader(input)
+	var buf bytes.Buffer
+	cmd.Stdout = &buf
+	cmd.Stderr = &buf
+	err := cmd.Run()
+	return buf.String(), err
+}
+
+// eventually polls cond until it returns true, failing the test with the
+// last state cond described when timeout passes.
+func eventually(t *testing.T, timeout time.Duration, what string, cond func() (bool, string, error)) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	var last string
+	for {
+		ok, state, err := cond()
+		if err != nil {
+			state = "error: " + err.Error()
+		}
+		if ok {
+			return
+		}
+		last = state
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %s waiting for %s; last seen: %s", timeout, what, last)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// consistently checks cond for the whole duration, failing at the first
+// false.
+func consistently(t *testing.T, duration time.Duration, what string, cond func() (bool, string, error)) {
+	t.Helper()
+	deadline := time.Now().Add(duration)
+	for time.Now().Before(deadline) {
+		ok, state, err := cond()
+		if err != nil {
+			t.Fatalf("while checking that %s: %v", what, err)
+		}
+		if !ok {
+			t.Fatalf("expected %s for %s, but: %s", what, duration, state)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
