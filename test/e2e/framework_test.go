@@ -33,8 +33,8 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
-	clientset "deployobject.dev/controller/pkg/generated/clientset/versioned"
 	"deployobject.dev/controller/pkg/crdinstall"
+	clientset "deployobject.dev/controller/pkg/generated/clientset/versioned"
 )
 
 // env is what the suite runs against, from E2E_* environment variables.
