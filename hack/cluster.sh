@@ -1,0 +1,281 @@
+#!/usr/bin/env bash
+# Local Kubernetes cluster for developing and testing the controller.
+#
+# Real etcd, kube-apiserver, kube-controller-manager and kube-scheduler, plus
+# kwok fake nodes (pods scheduled on them become Running without containers),
+# run as plain processes by `kwokctl --runtime binary`. Every binary is built
+# from Go modules (no downloads besides the Go module proxy) and cached outside
+# the clone, keyed by version, so only the first start on a machine is slow.
+#
+# Run `hack/cluster.sh --help` for usage.
+set -euo pipefail
+
+readonly ROOT_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+readonly TOOLS_DIR="${ROOT_DIR}/hack/tools"
+readonly AUDIT_POLICY="${TOOLS_DIR}/audit-policy.yaml"
+
+# Versions: Kubernetes and etcd come from hack/tools/go.mod (regenerate it
+# with hack/tools/gen-go-mod.sh), kwok is installed with `go install`.
+gomod_version() { awk -v m="$1" '$1 == m { print $2; exit } $1 == "require" && $2 == m { print $3; exit }' "${TOOLS_DIR}/go.mod"; }
+readonly K8S_VERSION="$(gomod_version k8s.io/kubernetes)"
+readonly ETCD_VERSION="$(gomod_version go.etcd.io/etcd/server/v3)"
+readonly KWOK_VERSION="v0.8.0"
+
+readonly CACHE_DIR="${DEPLOYOBJECT_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/deployobject-controller}"
+readonly BIN_DIR="${CACHE_DIR}/k8s-${K8S_VERSION}/bin"      # etcd, kube-*, kubectl
+readonly KWOK_BIN_DIR="${CACHE_DIR}/kwok-${KWOK_VERSION}/bin" # kwok, kwokctl
+
+readonly K8S_BINARIES=(kube-apiserver kube-controller-manager kube-scheduler kubectl)
+readonly KWOK_BINARIES=(kwokctl kwok)
+
+# kwokctl reads KWOK_WORKDIR itself; default ~/.kwok.
+readonly KWOK_DIR="${KWOK_WORKDIR:-$HOME/.kwok}"
+readonly NODES="${CLUSTER_NODES:-2}"
+
+log() { echo "cluster.sh: $*" >&2; }
+die() { log "error: $*"; exit 1; }
+
+usage() {
+	cat <<EOF
+Usage: hack/cluster.sh COMMAND [ARGS]
+
+Commands:
+  build                      Build missing binaries into the cache; print the bin dir.
+  up [NAME] [-- FLAGS...]    Build if needed, create (or reuse/restart) cluster NAME, add
+                             ${NODES} kwok nodes, wait until they are Ready; print the kubeconfig path.
+                             FLAGS are passed to 'kwokctl create cluster' (e.g. --kube-apiserver-port 6443).
+  down [NAME]                Delete cluster NAME and stop its processes (no error if absent).
+  kubeconfig [NAME]          Print the kubeconfig path of cluster NAME.
+  bindir                     Print the directory holding kubectl, kube-apiserver, etcd, ...
+  kubectl [NAME --] ARGS...  Run the built kubectl against cluster NAME.
+  status [NAME]              Show the components of cluster NAME.
+
+NAME defaults to \$CLUSTER_NAME, else "deployobject".
+
+Environment:
+  CLUSTER_NAME             default cluster name
+  CLUSTER_NODES            number of kwok nodes for 'up' (default 2)
+  DEPLOYOBJECT_CACHE_DIR   binary cache (default \${XDG_CACHE_HOME:-~/.cache}/deployobject-controller)
+  KWOK_WORKDIR             kwokctl state dir (default ~/.kwok); clusters live in \$KWOK_WORKDIR/clusters/NAME
+  KWOKCTL_V                kwokctl log level (default WARN; INFO or DEBUG to see every step)
+
+Versions: Kubernetes ${K8S_VERSION}, etcd ${ETCD_VERSION}, kwok ${KWOK_VERSION}.
+Bin dir:  ${BIN_DIR}
+EOF
+}
+
+# ---------------------------------------------------------------------------
+# build
+
+# Serialize builds between concurrent invocations (e.g. two `up`s at once).
+with_build_lock() {
+	mkdir -p "${CACHE_DIR}"
+	if command -v flock >/dev/null 2>&1; then
+		exec 9>"${CACHE_DIR}/.build.lock"
+		flock 9
+	fi
+}
+
+# go build with the environment shared by every binary. Writes to a temporary
+# file first so an interrupted build never leaves a truncated binary behind.
+go_build() { # OUT PKG [LDFLAGS]
+	local out="$1" pkg="$2" ldflags="${3:-}" start
+	start=${SECONDS}
+	log "building ${out##*/} (${pkg}) ..."
+	(
+		cd "${TOOLS_DIR}"
+		GOWORK=off CGO_ENABLED=0 go build -trimpath -buildvcs=false -mod=readonly \
+			-ldflags "-s -w ${ldflags}" -o "${out}.tmp.$$" "${pkg}"
+	) || { rm -f "${out}.tmp.$$"; die "build of ${out##*/} failed"; }
+	mv -f "${out}.tmp.$$" "${out}"
+	log "built ${out##*/} in $((SECONDS - start))s"
+}
+
+build() {
+	command -v go >/dev/null 2>&1 || die "go is not installed"
+	[[ -n "${K8S_VERSION}" && -n "${ETCD_VERSION}" ]] || die "cannot read versions from ${TOOLS_DIR}/go.mod"
+
+	local missing=() b
+	for b in etcd "${K8S_BINARIES[@]}"; do [[ -x "${BIN_DIR}/$b" ]] || missing+=("$b"); done
+	for b in "${KWOK_BINARIES[@]}"; do [[ -x "${KWOK_BIN_DIR}/$b" ]] || missing+=("$b"); done
+	if [[ ${#missing[@]} -eq 0 ]]; then
+		echo "${BIN_DIR}"
+		return
+	fi
+
+	with_build_lock
+	mkdir -p "${BIN_DIR}" "${KWOK_BIN_DIR}"
+	rm -rf "${BIN_DIR}"/*.tmp.* "${KWOK_BIN_DIR}"/.install.* # left by interrupted builds
+	log "building into ${CACHE_DIR} (first time only; ~10 min cold on 2 cores): ${missing[*]}"
+
+	# Without these the binaries report v0.0.0 (server version, user agents).
+	# component-base feeds `version`/`--version`; client-go's copy feeds the
+	# User-Agent of every client. gitCommit is unknown outside a git checkout
+	# of kubernetes; empty makes user agents say "kubernetes/unknown".
+	local minor="${K8S_VERSION#v1.}" && minor="${minor%%.*}"
+	local k8s_ldflags="" pkg
+	for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
+		k8s_ldflags+=" -X ${pkg}.gitVersion=${K8S_VERSION} -X ${pkg}.gitMajor=1 -X ${pkg}.gitMinor=${minor}"
+		k8s_ldflags+=" -X ${pkg}.gitTreeState=clean -X ${pkg}.gitCommit="
+	done
+
+	# One build at a time (go build itself uses all cores); re-check each
+	# binary because another invocation may have built it while we waited.
+	[[ -x "${BIN_DIR}/etcd" ]] || go_build "${BIN_DIR}/etcd" ./etcd
+	for b in "${K8S_BINARIES[@]}"; do
+		[[ -x "${BIN_DIR}/$b" ]] || go_build "${BIN_DIR}/$b" "k8s.io/kubernetes/cmd/$b" "${k8s_ldflags}"
+	done
+	for b in "${KWOK_BINARIES[@]}"; do
+		[[ -x "${KWOK_BIN_DIR}/$b" ]] && continue
+		local tmp start=${SECONDS}
+		tmp="$(mktemp -d "${KWOK_BIN_DIR}/.install.XXXXXX")"
+		log "installing $b (sigs.k8s.io/kwok/cmd/$b@${KWOK_VERSION}) ..."
+		(cd "${tmp}" && GOWORK=off GOBIN="${tmp}" CGO_ENABLED=0 go install -trimpath -ldflags "-s -w" \
+			"sigs.k8s.io/kwok/cmd/$b@${KWOK_VERSION}") || { rm -rf "${tmp}"; die "install of $b failed"; }
+		mv -f "${tmp}/$b" "${KWOK_BIN_DIR}/$b"
+		rm -rf "${tmp}"
+		log "built $b in $((SECONDS - start))s"
+	done
+	echo "${BIN_DIR}"
+}
+
+# ---------------------------------------------------------------------------
+# cluster
+
+kwokctl() {
+	# KWOK_KUBECTL_BINARY: `kwokctl kubectl` would otherwise download kubectl.
+	# --v: kwokctl logs every step as JSON when not on a terminal; keep
+	# warnings and errors only unless KWOKCTL_V=INFO (or DEBUG) is set.
+	KWOK_KUBECTL_BINARY="${BIN_DIR}/kubectl" "${KWOK_BIN_DIR}/kwokctl" --v "${KWOKCTL_V:-WARN}" "$@"
+}
+
+kubeconfig_path() { echo "${KWOK_DIR}/clusters/$1/kubeconfig.yaml"; }
+
+kc() { # NAME ARGS...
+	local name="$1"
+	shift
+	"${BIN_DIR}/kubectl" --kubeconfig "$(kubeconfig_path "${name}")" "$@"
+}
+
+cluster_exists() {
+	[[ -x "${KWOK_BIN_DIR}/kwokctl" ]] || { [[ -d "${KWOK_DIR}/clusters/$1" ]]; return; }
+	kwokctl get clusters 2>/dev/null | grep -qxF "$1"
+}
+
+api_ready() { kc "$1" get --raw /readyz --request-timeout=5s >/dev/null 2>&1; }
+
+wait_for() { # TIMEOUT_SECONDS DESCRIPTION COMMAND...
+	local timeout="$1" what="$2" deadline
+	shift 2
+	deadline=$((SECONDS + timeout))
+	until "$@"; do
+		((SECONDS < deadline)) || die "timed out after ${timeout}s waiting for ${what}"
+		sleep 1
+	done
+}
+
+node_count() { kc "$1" get nodes --no-headers 2>/dev/null | wc -l; }
+enough_nodes() { (($(node_count "$1") >= NODES)); }
+
+up() {
+	local name="$1"
+	shift
+	local start=${SECONDS}
+	build >/dev/null
+
+	if cluster_exists "${name}"; then
+		if api_ready "${name}"; then
+			log "reusing running cluster ${name}"
+		else
+			log "cluster ${name} exists but is not answering; starting it"
+			kwokctl start cluster --name "${name}" --wait 60s >&2 ||
+				die "could not start cluster ${name}; try: hack/cluster.sh down ${name}"
+		fi
+	else
+		log "creating cluster ${name} (kubernetes ${K8S_VERSION}, etcd ${ETCD_VERSION}, kwok ${KWOK_VERSION})"
+		# --kubeconfig "": do not touch ~/.kube/config; the cluster's own
+		# kubeconfig is ${KWOK_DIR}/clusters/NAME/kubeconfig.yaml.
+		kwokctl create cluster --name "${name}" \
+			--runtime binary \
+			--kubeconfig "" \
+			--quiet-pull \
+			--etcd-binary "${BIN_DIR}/etcd" \
+			--kube-apiserver-binary "${BIN_DIR}/kube-apiserver" \
+			--kube-controller-manager-binary "${BIN_DIR}/kube-controller-manager" \
+			--kube-scheduler-binary "${BIN_DIR}/kube-scheduler" \
+			--kwok-controller-binary "${KWOK_BIN_DIR}/kwok" \
+			--kube-audit-policy "${AUDIT_POLICY}" \
+			--extra-args "kube-apiserver=service-cluster-ip-range=10.96.0.0/16" \
+			--wait 120s \
+			"$@" >&2 || die "kwokctl create cluster ${name} failed (logs: ${KWOK_DIR}/clusters/${name}/logs)"
+	fi
+
+	wait_for 120 "the API server of ${name}" api_ready "${name}"
+	if ! enough_nodes "${name}"; then
+		log "adding ${NODES} kwok nodes"
+		kwokctl scale node --name "${name}" --replicas "${NODES}" >&2
+	fi
+	wait_for 60 "${NODES} nodes" enough_nodes "${name}"
+	kc "${name}" wait --for=condition=Ready node --all --timeout=120s >/dev/null ||
+		die "nodes of ${name} did not become Ready"
+	log "cluster ${name} is up in $((SECONDS - start))s; kubectl: $(kubeconfig_path "${name}" | sed 's/^/--kubeconfig /')"
+	kubeconfig_path "${name}"
+}
+
+down() {
+	local name="$1"
+	if ! cluster_exists "${name}"; then
+		log "cluster ${name} does not exist"
+		return 0
+	fi
+	[[ -x "${KWOK_BIN_DIR}/kwokctl" ]] || build >/dev/null
+	kwokctl delete cluster --name "${name}" >&2
+	log "deleted cluster ${name}"
+}
+
+# ---------------------------------------------------------------------------
+# main
+
+# Optional NAME argument: anything that is not a flag or `--`.
+name_arg() { if [[ $# -gt 0 && "$1" != -* ]]; then echo "$1"; else echo "${CLUSTER_NAME:-deployobject}"; fi; }
+
+main() {
+	local cmd="${1:-}"
+	[[ $# -gt 0 ]] && shift
+	local cmd_args=("$@") name
+	name="$(name_arg "$@")"
+	if [[ $# -gt 0 && "$1" != -* ]]; then shift; fi
+
+	case "${cmd}" in
+	build) build ;;
+	bindir) echo "${BIN_DIR}" ;;
+	up)
+		[[ "${1:-}" == "--" ]] && shift
+		up "${name}" "$@"
+		;;
+	down) down "${name}" ;;
+	kubeconfig) kubeconfig_path "${name}" ;;
+	kubectl)
+		# `kubectl NAME -- ARGS`, `kubectl -- ARGS` or `kubectl ARGS` (default NAME).
+		if [[ "${cmd_args[1]:-}" == "--" ]]; then
+			name="${cmd_args[0]}"
+			set -- "${cmd_args[@]:2}"
+		else
+			name="${CLUSTER_NAME:-deployobject}"
+			set -- "${cmd_args[@]}"
+			[[ "${1:-}" == "--" ]] && shift
+		fi
+		[[ -x "${BIN_DIR}/kubectl" ]] || build >/dev/null
+		exec "${BIN_DIR}/kubectl" --kubeconfig "$(kubeconfig_path "${name}")" "$@"
+		;;
+	status)
+		cluster_exists "${name}" || die "cluster ${name} does not exist"
+		kwokctl get components --name "${name}"
+		;;
+	-h | --help | help) usage ;;
+	"") usage >&2; exit 2 ;;
+	*) usage >&2; die "unknown command: ${cmd}" ;;
+	esac
+}
+
+main "$@"
