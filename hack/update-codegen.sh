@@ -12,8 +12,14 @@ cd "${ROOT}"
 CONTROLLER_GEN_VERSION=v0.21.0
 MODULE=deployobject.dev/controller
 
-# code-generator is pinned by the tool directive in go.mod.
+# code-generator is pinned by the tool directive in go.mod. `go list -m` does
+# not download, so on an empty module cache the download comes first.
+go mod download k8s.io/code-generator
 CODEGEN_PKG=$(go list -m -f '{{.Dir}}' k8s.io/code-generator)
+if [[ -z "${CODEGEN_PKG}" || ! -f "${CODEGEN_PKG}/kube_codegen.sh" ]]; then
+    echo "cannot find k8s.io/code-generator's kube_codegen.sh (module dir: '${CODEGEN_PKG}')" >&2
+    exit 1
+fi
 # shellcheck source=/dev/null
 source "${CODEGEN_PKG}/kube_codegen.sh"
 
