@@ -33,15 +33,22 @@ func Install(ctx context.Context, cfg *rest.Config, dir string) error {
 	if err != nil {
 		return err
 	}
-	if len(files) == 0 {
-		return fmt.Errorf("no CRD files in %s", dir)
-	}
 	crds := client.ApiextensionsV1().CustomResourceDefinitions()
+	installed := 0
 	for _, f := range files {
 		data, err := os.ReadFile(f)
 		if err != nil {
 			return err
 		}
+		var kind metav1.TypeMeta
+		if err := yaml.Unmarshal(data, &kind); err != nil {
+			return fmt.Errorf("decoding %s: %w", f, err)
+		}
+		if kind.Kind != "CustomResourceDefinition" {
+			// kustomization.yaml and the like live beside the CRDs.
+			continue
+		}
+		installed++
 		var crd apiextensionsv1.CustomResourceDefinition
 		if err := yaml.UnmarshalStrict(data, &crd); err != nil {
 			return fmt.Errorf("decoding %s: %w", f, err)
@@ -65,6 +72,9 @@ func Install(ctx context.Context, cfg *rest.Config, dir string) error {
 		if err != nil {
 			return fmt.Errorf("waiting for CRD %s to be Established: %w", crd.Name, err)
 		}
+	}
+	if installed == 0 {
+		return fmt.Errorf("no CustomResourceDefinition in %s", dir)
 	}
 	return nil
 }

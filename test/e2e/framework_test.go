@@ -52,6 +52,26 @@ var env struct {
 // shared is the controller process most tests run against.
 var shared *controllerProcess
 
+// sharedArgs are the flags of the shared controller.
+var sharedArgs = []string{"--resync-period=30s"}
+
+// withoutSharedController stops the shared controller for the rest of the
+// test, for tests that run controllers of their own, and starts it again
+// afterwards.
+func withoutSharedController(t *testing.T) {
+	t.Helper()
+	if err := shared.stop(syscall.SIGTERM, 30*time.Second); err != nil {
+		t.Fatalf("stopping the shared controller: %v", err)
+	}
+	t.Cleanup(func() {
+		p, err := startController("shared", sharedArgs...)
+		if err != nil {
+			t.Fatalf("restarting the shared controller: %v", err)
+		}
+		shared = p
+	})
+}
+
 func TestMain(m *testing.M) {
 	os.Exit(run(m))
 }
@@ -85,7 +105,7 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, "e2e:", err)
 		return 1
 	}
-	shared, err = startController("shared", "--resync-period=30s")
+	shared, err = startController("shared", sharedArgs...)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "e2e:", err)
 		return 1
@@ -115,12 +135,13 @@ type controllerProcess struct {
 // startController starts the controller binary with --kubeconfig and free
 // ports for its servers, plus args, and waits until it reports ready.
 func startController(name string, args ...string) (*controllerProcess, error) {
-	return startControllerWith(name, nil, append([]string{"--kubeconfig=" + env.kubeconfig}, args...)...)
+	return startControllerWith(name, nil, nil, append([]string{"--kubeconfig=" + env.kubeconfig}, args...)...)
 }
 
 // startControllerWith starts the binary through wrap (for example an unshare
-// command line) with args, without adding --kubeconfig.
-func startControllerWith(name string, wrap []string, args ...string) (*controllerProcess, error) {
+// command line) with extra environment variables and args, without adding
+// --kubeconfig.
+func startControllerWith(name string, wrap, environ []string, args ...string) (*controllerProcess, error) {
 	metrics, err := freePort()
 	if err != nil {
 		return nil, err
@@ -144,6 +165,7 @@ func startControllerWith(name string, wrap []string, args ...string) (*controlle
 	argv := append(append([]string{}, wrap...), env.controller)
 	argv = append(argv, all...)
 	p.cmd = exec.Command(argv[0], argv[1:]...)
+	p.cmd.Env = append(os.Environ(), environ...)
 	p.cmd.Stdout = logFile
 	p.cmd.Stderr = logFile
 	if err := p.cmd.Start(); err != nil {

@@ -1,0 +1,272 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	authenticationv1 "k8s.io/api/authentication/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+)
+
+const (
+	systemNamespace = "deployobject-system"
+	serviceAccount  = "system:serviceaccount:deployobject-system:deployobject-controller"
+)
+
+// TestInClusterUnderDeployRBAC runs the controller binary the way a pod
+// runs it: no kubeconfig, KUBERNETES_SERVICE_HOST/PORT in the environment, and
+// the ServiceAccount token, CA and namespace at the standard path, as the
+// ServiceAccount from deploy/ with exactly its RBAC. The examples must
+// reconcile, which shows that RBAC suffices.
+func TestInClusterUnderDeployRBAC(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root for a private mount namespace (unshare -m); CI runs as root")
+	}
+	if out, err := kubectl("apply", "-k", filepath.Join(env.repoRoot, "deploy")); err != nil {
+		t.Fatalf("kubectl apply -k deploy/: %v\n%s", err, out)
+	}
+	// The manifests themselves must be admissible: the restricted Pod
+	// Security level of the namespace admits the controller's pods.
+	eventually(t, timeout, "the deploy/ Deployment to be Available", func() (bool, string, error) {
+		out, err := kubectl("-n", systemNamespace, "get", "deployment/deployobject-controller", "-o", "jsonpath={.status.availableReplicas}")
+		return err == nil && out == "2", out, nil
+	})
+
+	tok, err := env.kube.CoreV1().ServiceAccounts(systemNamespace).CreateToken(ctx, "deployobject-controller",
+		&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To[int64](3600)}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("requesting a ServiceAccount token: %v", err)
+	}
+	ca := env.cfg.CAData
+	if len(ca) == 0 && env.cfg.CAFile != "" {
+		if ca, err = os.ReadFile(env.cfg.CAFile); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(ca) == 0 {
+		t.Fatal("the kubeconfig has no CA: the in-cluster path needs TLS")
+	}
+	secrets := t.TempDir()
+	for name, content := range map[string][]byte{"token": []byte(tok.Status.Token), "ca.crt": ca, "namespace": []byte(systemNamespace)} {
+		if err := os.WriteFile(filepath.Join(secrets, name), content, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	u, err := url.Parse(env.cfg.Host)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	withoutSharedController(t)
+	// A private mount namespace with a tmpfs over /run (/var/run links to
+	// it) gives the process /var/run/secrets/kubernetes.io/serviceaccount
+	// without touching the host's file system.
+	const sa = "/run/secrets/kubernetes.io/serviceaccount"
+	wrap := []string{"unshare", "--mount", "--propagation", "private", "--", "sh", "-c",
+		`mount -t tmpfs tmpfs /run && mkdir -p ` + sa + ` && cp "$SA_SOURCE"/* ` + sa + `/ && exec "$@"`, "sh"}
+	p, err := startControllerWith("incluster", wrap,
+		[]string{"KUBERNETES_SERVICE_HOST=" + u.Hostname(), "KUBERNETES_SERVICE_PORT=" + u.Port(), "SA_SOURCE=" + secrets})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if t.Failed() {
+			t.Logf("--- in-cluster controller log:\n%s", p.logTail(60))
+		}
+	}()
+
+	// In a cluster, leader election is on by default, in the controller's
+	// own namespace.
+	eventually(t, timeout, "the in-cluster controller to lead", func() (bool, string, error) {
+		v, err := p.metric("deployobject_controller_leader")
+		return v == 1, fmt.Sprint(v), err
+	})
+
+	ns := newNamespace(t)
+	if out, err := kubectl("-n", ns, "apply", "-f", filepath.Join(env.repoRoot, "example")); err != nil {
+		t.Fatalf("kubectl apply -f example/: %v\n%s", err, out)
+	}
+	waitReady(t, ns, "hello")
+	waitReady(t, ns, "web")
+	// Events are written too (kubectl describe relies on them).
+	eventually(t, timeout, "a Reconciled event", func() (bool, string, error) {
+		evs, err := env.kube.CoreV1().Events(ns).List(ctx, metav1.ListOptions{FieldSelector: "reason=Reconciled"})
+		return err == nil && len(evs.Items) >= 2, fmt.Sprint(err), nil
+	})
+	if log, _ := os.ReadFile(p.logPath); strings.Contains(strings.ToLower(string(log)), "forbidden") {
+		t.Errorf("the controller hit a Forbidden error under the deploy/ RBAC:\n%s", p.logTail(40))
+	}
+
+	if err := p.stop(syscall.SIGTERM, 30*time.Second); err != nil {
+		t.Errorf("SIGTERM: the controller did not exit cleanly: %v", err)
+	}
+	lease, err := env.kube.CoordinationV1().Leases(systemNamespace).Get(ctx, "deployobject-controller", metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("reading the Lease: %v", err)
+	}
+	if lease.Spec.HolderIdentity != nil && *lease.Spec.HolderIdentity != "" {
+		t.Errorf("the Lease is still held by %q after a clean shutdown", *lease.Spec.HolderIdentity)
+	}
+}
+
+// TestServiceAccountPermissions checks the deploy/ RBAC against the real API
+// server: exactly what the controller needs, and no Secrets.
+func TestServiceAccountPermissions(t *testing.T) {
+	if out, err := kubectl("apply", "-k", filepath.Join(env.repoRoot, "deploy")); err != nil {
+		t.Fatalf("kubectl apply -k deploy/: %v\n%s", err, out)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"list", "deployobjects.app.deployobject.dev", "-A"}, "yes"},
+		{[]string{"patch", "deployobjects.app.deployobject.dev", "--subresource=status", "-n", "default"}, "yes"},
+		{[]string{"update", "deployments.apps", "-n", "default"}, "yes"},
+		{[]string{"delete", "services", "-n", "default"}, "yes"},
+		{[]string{"create", "events", "-n", "default"}, "yes"},
+		{[]string{"update", "leases.coordination.k8s.io/deployobject-controller", "-n", systemNamespace}, "yes"},
+		{[]string{"get", "secrets", "-A"}, "no"},
+		{[]string{"list", "secrets", "-n", systemNamespace}, "no"},
+		{[]string{"watch", "secrets", "-A"}, "no"},
+		{[]string{"update", "deployobjects.app.deployobject.dev", "-n", "default"}, "no"},
+		{[]string{"delete", "deployobjects.app.deployobject.dev", "-n", "default"}, "no"},
+		{[]string{"delete", "deployments.apps", "-n", "default"}, "no"},
+		{[]string{"create", "pods", "-n", "default"}, "no"},
+		{[]string{"create", "configmaps", "-n", "default"}, "no"},
+		{[]string{"update", "leases.coordination.k8s.io/kube-controller-manager", "-n", "kube-system"}, "no"},
+		{[]string{"update", "leases.coordination.k8s.io/other", "-n", systemNamespace}, "no"},
+		{[]string{"create", "clusterroles.rbac.authorization.k8s.io"}, "no"},
+		{[]string{"*", "*"}, "no"},
+	} {
+		out, _ := kubectl(append([]string{"auth", "can-i", "--as=" + serviceAccount}, tc.args...)...)
+		// kubectl may print a warning first; the answer is the last line.
+		lines := strings.Split(strings.TrimSpace(out), "\n")
+		if got := lines[len(lines)-1]; got != tc.want {
+			t.Errorf("can-i %s: %q, want %q", strings.Join(tc.args, " "), got, tc.want)
+		}
+	}
+}
+
+// TestLeaderElectionHandover runs two controllers on one Lease: one leads,
+// the other waits. It measures how long a new DeployObject waits to be Ready
+// after the leader is killed with SIGKILL (the lease must expire) and after
+// it is stopped with SIGTERM (it releases the lease).
+func TestLeaderElectionHandover(t *testing.T) {
+	ns := newNamespace(t)
+	withoutSharedController(t)
+	args := []string{"--leader-elect=true", "--leader-elect-resource-namespace=" + ns, "--namespace=" + ns}
+	a, err := startController("leader-a", args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.stop(syscall.SIGKILL, 5*time.Second)
+	waitLeader(t, a)
+	b, err := startController("leader-b", args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.stop(syscall.SIGKILL, 5*time.Second)
+	consistently(t, 3*time.Second, "the second replica waits", func() (bool, string, error) {
+		v, err := b.metric("deployobject_controller_leader")
+		return v == 0, fmt.Sprint(v), err
+	})
+	create(t, newDO(ns, "one"))
+	waitReady(t, ns, "one")
+	if n, _ := b.metric("deployobject_reconcile_total"); n != 0 {
+		t.Errorf("the waiting replica reconciled %v times", n)
+	}
+
+	start := time.Now()
+	if err := a.stop(syscall.SIGKILL, 5*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	create(t, newDO(ns, "two"))
+	waitReady(t, ns, "two")
+	killed := time.Since(start)
+
+	c, err := startController("leader-c", args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.stop(syscall.SIGKILL, 5*time.Second)
+	start = time.Now()
+	if err := b.stop(syscall.SIGTERM, 30*time.Second); err != nil {
+		t.Errorf("SIGTERM: the leader did not exit cleanly: %v", err)
+	}
+	create(t, newDO(ns, "three"))
+	waitReady(t, ns, "three")
+	terminated := time.Since(start)
+
+	t.Logf("FIGURE leader handover, new DeployObject Ready after kill -9 of the leader: %.1fs (lease duration 15s, retry period 2s)", killed.Seconds())
+	t.Logf("FIGURE leader handover, new DeployObject Ready after SIGTERM of the leader: %.1fs", terminated.Seconds())
+	if terminated >= 15*time.Second {
+		t.Errorf("handover after SIGTERM took %s: the lease was not released", terminated)
+	}
+}
+
+func waitLeader(t *testing.T, p *controllerProcess) {
+	t.Helper()
+	eventually(t, timeout, p.name+" to lead", func() (bool, string, error) {
+		v, err := p.metric("deployobject_controller_leader")
+		return v == 1, fmt.Sprint(v), err
+	})
+}
+
+// TestMetricsAndProbes checks the operational endpoints of the shared
+// controller.
+func TestMetricsAndProbes(t *testing.T) {
+	ns := newNamespace(t)
+	create(t, newDO(ns, "web"))
+	waitReady(t, ns, "web")
+	resp, err := http.Get("http://" + shared.metricsAddr + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := string(data)
+	for _, want := range []string{
+		`workqueue_depth{name="deployobject"}`,
+		`workqueue_adds_total{name="deployobject"}`,
+		`workqueue_queue_duration_seconds_bucket{name="deployobject"`,
+		`workqueue_work_duration_seconds_bucket{name="deployobject"`,
+		`workqueue_retries_total{name="deployobject"}`,
+		`workqueue_unfinished_work_seconds{name="deployobject"}`,
+		`workqueue_longest_running_processor_seconds{name="deployobject"}`,
+		`rest_client_requests_total{code="201",host=`,
+		`rest_client_request_duration_seconds_bucket{resource="deployobjects/status",verb="PATCH"`,
+		`deployobject_reconcile_total{result="success"}`,
+		`deployobject_reconcile_duration_seconds_bucket`,
+		`deployobject_controller_leader 1`,
+		`go_goroutines`,
+		`process_resident_memory_bytes`,
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
+	}
+	for _, path := range []string{"/healthz", "/readyz"} {
+		r, err := http.Get("http://" + shared.healthAddr + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.Body.Close()
+		if r.StatusCode != http.StatusOK {
+			t.Errorf("%s = %d", path, r.StatusCode)
+		}
+	}
+}
