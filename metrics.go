@@ -2,14 +2,12 @@ package main
 
 import (
 	"context"
-	"net/http"
 	"net/url"
 	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 	clientmetrics "k8s.io/client-go/tools/metrics"
 	"k8s.io/client-go/util/workqueue"
 )
@@ -37,12 +35,6 @@ func registerMetrics(reg prometheus.Registerer) *controllerMetrics {
 	})
 	reg.MustRegister(leader)
 	return &controllerMetrics{reconcile: newReconcileMetrics(reg), leader: leader}
-}
-
-func metricsHandler(g prometheus.Gatherer) http.Handler {
-	mux := http.NewServeMux()
-	mux.Handle("/metrics", promhttp.HandlerFor(g, promhttp.HandlerOpts{}))
-	return mux
 }
 
 // reconcileMetrics count and time syncs. A nil *reconcileMetrics records

@@ -26,6 +26,7 @@ type options struct {
 	leaseName      string
 
 	metricsAddr   string
+	profiling     bool
 	healthAddr    string
 	shutdownGrace time.Duration
 }
@@ -50,6 +51,7 @@ func newOptions(fs *flag.FlagSet) *options {
 	fs.StringVar(&o.leaseName, "leader-elect-resource-name", controllerName, "Name of the Lease.")
 
 	fs.StringVar(&o.metricsAddr, "metrics-bind-address", ":8080", "Address of the Prometheus /metrics endpoint; \"0\" disables it.")
+	fs.BoolVar(&o.profiling, "profiling", false, "Serve Go's pprof profiles under /debug/pprof/ on the metrics address.")
 	fs.StringVar(&o.healthAddr, "health-probe-bind-address", ":8081", "Address of /healthz and /readyz; \"0\" disables them.")
 	fs.DurationVar(&o.shutdownGrace, "shutdown-grace-period", 10*time.Second, "On SIGTERM, how long syncs in flight may take to finish before they are cancelled.")
 	return o

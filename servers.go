@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 )
@@ -21,7 +23,7 @@ type servers struct {
 func startServers(ctx context.Context, opts *options, registry *prometheus.Registry, le *leaderElection, synced []cache.InformerSynced) (*servers, error) {
 	s := &servers{}
 	if opts.metricsAddr != "0" {
-		s.list = append(s.list, &http.Server{Addr: opts.metricsAddr, Handler: metricsHandler(registry), ReadHeaderTimeout: 5 * time.Second})
+		s.list = append(s.list, &http.Server{Addr: opts.metricsAddr, Handler: metricsHandler(registry, opts.profiling), ReadHeaderTimeout: 5 * time.Second})
 	}
 	if opts.healthAddr != "0" {
 		s.list = append(s.list, &http.Server{Addr: opts.healthAddr, Handler: healthHandler(le, synced), ReadHeaderTimeout: 5 * time.Second})
@@ -85,4 +87,19 @@ func listen(addr string) (net.Listener, error) {
 		return nil, fmt.Errorf("listening on %s: %w", addr, err)
 	}
 	return ln, nil
+}
+
+// metricsHandler serves /metrics and, with profiling on, Go's pprof
+// endpoints (/debug/pprof/heap?gc=1 forces a garbage collection first).
+func metricsHandler(g prometheus.Gatherer, profiling bool) http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", promhttp.HandlerFor(g, promhttp.HandlerOpts{}))
+	if profiling {
+		mux.HandleFunc("/debug/pprof/", pprof.Index)
+		mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+		mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	}
+	return mux
 }
