@@ -142,7 +142,11 @@ func run(ctx context.Context, opts *options) error {
 	if err != nil {
 		return err
 	}
-	servers, err := startServers(ctx, opts, registry, elector, controller.cachesSynced)
+	// The API server's /readyz is readable by anyone authenticated.
+	apiServerReady := func(ctx context.Context) error {
+		return kubeClient.Discovery().RESTClient().Get().AbsPath("/readyz").Do(ctx).Error()
+	}
+	servers, err := startServers(ctx, opts, registry, elector, controller.cachesSynced, apiServerReady)
 	if err != nil {
 		return err
 	}

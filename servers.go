@@ -20,13 +20,13 @@ type servers struct {
 	list []*http.Server
 }
 
-func startServers(ctx context.Context, opts *options, registry *prometheus.Registry, le *leaderElection, synced []cache.InformerSynced) (*servers, error) {
+func startServers(ctx context.Context, opts *options, registry *prometheus.Registry, le *leaderElection, synced []cache.InformerSynced, apiServerReady func(context.Context) error) (*servers, error) {
 	s := &servers{}
 	if opts.metricsAddr != "0" {
 		s.list = append(s.list, &http.Server{Addr: opts.metricsAddr, Handler: metricsHandler(registry, opts.profiling), ReadHeaderTimeout: 5 * time.Second})
 	}
 	if opts.healthAddr != "0" {
-		s.list = append(s.list, &http.Server{Addr: opts.healthAddr, Handler: healthHandler(le, synced), ReadHeaderTimeout: 5 * time.Second})
+		s.list = append(s.list, &http.Server{Addr: opts.healthAddr, Handler: healthHandler(le, synced, apiServerReady), ReadHeaderTimeout: 5 * time.Second})
 	}
 	logger := klog.FromContext(ctx)
 	for _, srv := range s.list {
@@ -57,8 +57,9 @@ func (s *servers) shutdown(logger klog.Logger) {
 
 // healthHandler serves /healthz, which fails when this replica leads but has
 // stopped renewing its lease, and /readyz, which fails until the informer
-// caches have synced.
-func healthHandler(le *leaderElection, synced []cache.InformerSynced) http.Handler {
+// caches have synced and whenever the API server does not answer: a
+// controller that cannot reach it does no work, whatever its caches say.
+func healthHandler(le *leaderElection, synced []cache.InformerSynced, apiServerReady func(context.Context) error) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) {
 		if le != nil {
@@ -69,12 +70,18 @@ func healthHandler(le *leaderElection, synced []cache.InformerSynced) http.Handl
 		}
 		_, _ = w.Write([]byte("ok"))
 	})
-	mux.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {
+	mux.HandleFunc("/readyz", func(w http.ResponseWriter, r *http.Request) {
 		for _, s := range synced {
 			if !s() {
 				http.Error(w, "informer caches not synced", http.StatusServiceUnavailable)
 				return
 			}
+		}
+		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+		defer cancel()
+		if err := apiServerReady(ctx); err != nil {
+			http.Error(w, "API server: "+err.Error(), http.StatusServiceUnavailable)
+			return
 		}
 		_, _ = w.Write([]byte("ok"))
 	})
