@@ -696,6 +696,19 @@ func TestSyncNamespaceTerminatingIsNotRetried(t *testing.T) {
 	}
 }
 
+func TestSyncDeployObjectBeingDeleted(t *testing.T) {
+	f := newFixture(t)
+	dobj := newDeployObject()
+	dobj.DeletionTimestamp = &fixedNow
+	dobj.Finalizers = []string{"example.com/hold"}
+	f.dobjs = []*appv1.DeployObject{dobj}
+	err, actions := f.sync()
+	if err != nil {
+		t.Fatalf("sync: %v", err)
+	}
+	expectActions(t, actions)
+}
+
 func TestSyncDeletedDeployObject(t *testing.T) {
 	f := newFixture(t)
 	err, actions := f.sync()

@@ -39,6 +39,12 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) erro
 	if err != nil {
 		return fmt.Errorf("reading DeployObject from cache: %w", err)
 	}
+	if dobj.DeletionTimestamp != nil {
+		// Going away (held by someone's finalizer, or with its namespace):
+		// children made now would only be garbage-collected again.
+		logger.V(4).Info("DeployObject is being deleted")
+		return nil
+	}
 
 	out, actions, syncErr := c.syncChildren(ctx, dobj)
 	if syncErr != nil {
