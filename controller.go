@@ -132,6 +132,10 @@ func (c *Controller) Run(ctx context.Context, workers int) error {
 
 	logger.Info("Waiting for informer caches to sync")
 	if !cache.WaitForNamedCacheSyncWithContext(ctx, c.cachesSynced...) {
+		if ctx.Err() != nil {
+			// Asked to stop before the caches synced: nothing was started.
+			return nil
+		}
 		return errors.New("informer caches did not sync")
 	}
 

@@ -60,9 +60,7 @@ var sharedArgs = []string{"--resync-period=30s"}
 // afterwards.
 func withoutSharedController(t *testing.T) {
 	t.Helper()
-	if err := shared.stop(syscall.SIGTERM, 30*time.Second); err != nil {
-		t.Fatalf("stopping the shared controller: %v", err)
-	}
+	stopErr := shared.stop(syscall.SIGTERM, 30*time.Second)
 	t.Cleanup(func() {
 		p, err := startController("shared", sharedArgs...)
 		if err != nil {
@@ -70,6 +68,9 @@ func withoutSharedController(t *testing.T) {
 		}
 		shared = p
 	})
+	if stopErr != nil {
+		t.Fatalf("stopping the shared controller: %v", stopErr)
+	}
 }
 
 func TestMain(m *testing.M) {

@@ -1,0 +1,555 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+
+	appv1 "deployobject.dev/controller/pkg/apis/app/v1"
+)
+
+// createMany creates n DeployObjects named prefix-0..n-1 with `workers`
+// creators, retrying each until it exists (the API server may be away).
+func createMany(t *testing.T, ns, prefix string, n, workers int, mutate ...func(*appv1.DeployObject)) {
+	t.Helper()
+	var wg sync.WaitGroup
+	next := atomic.Int64{}
+	errs := make(chan error, workers)
+	for range workers {
+		wg.Go(func() {
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= n {
+					return
+				}
+				d := newDO(ns, fmt.Sprintf("%s-%d", prefix, i), mutate...)
+				deadline := time.Now().Add(3 * timeout)
+				for {
+					_, err := env.client.AppV1().DeployObjects(ns).Create(ctx, d, metav1.CreateOptions{})
+					if err == nil || apierrors.IsAlreadyExists(err) {
+						break
+					}
+					if time.Now().After(deadline) {
+						errs <- fmt.Errorf("creating %s: %w", d.Name, err)
+						return
+					}
+					time.Sleep(200 * time.Millisecond)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+}
+
+// waitAllReady waits until every DeployObject in ns is Ready at its
+// current generation, and returns how many there are.
+func waitAllReady(t *testing.T, ns string, want int, limit time.Duration) {
+	t.Helper()
+	eventually(t, limit, fmt.Sprintf("%d DeployObjects Ready in %s", want, ns), func() (bool, string, error) {
+		list, err := env.client.AppV1().DeployObjects(ns).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false, "", err
+		}
+		ready := 0
+		var notReady string
+		for i := range list.Items {
+			if ok, state := readyState(&list.Items[i]); ok {
+				ready++
+			} else if notReady == "" {
+				notReady = list.Items[i].Name + ": " + state
+			}
+		}
+		return len(list.Items) == want && ready == want, fmt.Sprintf("%d of %d Ready (%d exist); e.g. %s", ready, want, len(list.Items), notReady), nil
+	})
+}
+
+// checkExactChildren verifies that every DeployObject in ns has exactly one
+// Deployment and one Service, named after it and controlled by it, and that
+// no other child exists.
+func checkExactChildren(t *testing.T, ns string) {
+	t.Helper()
+	dobjs, err := env.client.AppV1().DeployObjects(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	uids := map[string]types.UID{}
+	for _, d := range dobjs.Items {
+		uids[d.Name] = d.UID
+	}
+	deps, err := env.kube.AppsV1().Deployments(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	svcs, err := env.kube.CoreV1().Services(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	check := func(kind string, objs []metav1.Object) {
+		seen := map[string]bool{}
+		for _, o := range objs {
+			ref := metav1.GetControllerOf(o)
+			switch {
+			case ref == nil || uids[ref.Name] == "":
+				t.Errorf("orphan %s %s (controller %v)", kind, o.GetName(), ref)
+			case ref.UID != uids[ref.Name] || ref.Name != o.GetName():
+				t.Errorf("%s %s is controlled by %s/%s, not by its DeployObject", kind, o.GetName(), ref.Name, ref.UID)
+			}
+			seen[o.GetName()] = true
+		}
+		if len(objs) != len(uids) {
+			t.Errorf("%d %ss for %d DeployObjects", len(objs), kind, len(uids))
+		}
+		for name := range uids {
+			if !seen[name] {
+				t.Errorf("DeployObject %s has no %s", name, kind)
+			}
+		}
+	}
+	var dm, sm []metav1.Object
+	for i := range deps.Items {
+		dm = append(dm, &deps.Items[i])
+	}
+	for i := range svcs.Items {
+		sm = append(sm, &svcs.Items[i])
+	}
+	check("Deployment", dm)
+	check("Service", sm)
+}
+
+// TestCrashWhileCreating kills the controller with SIGKILL at random moments
+// while DeployObjects are being created, restarting it each time, and checks
+// that the end state is exact.
+func TestCrashWhileCreating(t *testing.T) {
+	n := 500
+	if v, err := strconv.Atoi(os.Getenv("E2E_CRASH_OBJECTS")); err == nil && v > 0 {
+		n = v
+	}
+	ns := newNamespace(t)
+	withoutSharedController(t)
+	p, err := startController("crash")
+	if err != nil {
+		t.Fatal(err)
+	}
+	created := make(chan struct{})
+	go func() {
+		defer close(created)
+		createMany(t, ns, "c", n, 8)
+	}()
+
+	kills := 0
+	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 1))
+	for done := false; !done || kills < 5; {
+		time.Sleep(time.Duration(200+rng.IntN(1500)) * time.Millisecond)
+		if err := p.stop(syscall.SIGKILL, 5*time.Second); err != nil {
+			t.Fatal(err)
+		}
+		kills++
+		if p, err = startController(fmt.Sprintf("crash-%d", kills)); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case <-created:
+			done = true
+		default:
+		}
+	}
+	defer p.stop(syscall.SIGTERM, 30*time.Second)
+	start := time.Now()
+	waitAllReady(t, ns, n, 5*timeout)
+	converged := time.Since(start)
+	checkExactChildren(t, ns)
+	t.Logf("FIGURE crash: %d DeployObjects, %d kill -9 during creation, all Ready %.1fs after the last restart", n, kills, converged.Seconds())
+}
+
+// TestConflictingWriters has users update DeployObjects (spec and labels)
+// while the controller reconciles them: no user change may be lost, and
+// conflicts must be retried quietly.
+func TestConflictingWriters(t *testing.T) {
+	ns := newNamespace(t)
+	const objects, writers = 20, 4
+	createMany(t, ns, "w", objects, 4)
+	logBefore := logSize(t, shared)
+
+	type final struct{ image, round string }
+	finals := make([]final, objects)
+	var wg sync.WaitGroup
+	stop := time.Now().Add(10 * time.Second)
+	for w := range writers {
+		wg.Go(func() {
+			for round := 0; time.Now().Before(stop); round++ {
+				for i := w; i < objects; i += writers {
+					name := fmt.Sprintf("w-%d", i)
+					img := fmt.Sprintf("nginx:1.%d", round)
+					for {
+						d, err := env.client.AppV1().DeployObjects(ns).Get(ctx, name, metav1.GetOptions{})
+						if err != nil {
+							t.Errorf("get %s: %v", name, err)
+							return
+						}
+						d.Spec.Image = img
+						d.Spec.Replicas = ptr.To(int32(1 + round%2))
+						if d.Labels == nil {
+							d.Labels = map[string]string{}
+						}
+						d.Labels["round"] = strconv.Itoa(round)
+						_, err = env.client.AppV1().DeployObjects(ns).Update(ctx, d, metav1.UpdateOptions{})
+						if err == nil {
+							finals[i] = final{img, strconv.Itoa(round)}
+							break
+						}
+						if !apierrors.IsConflict(err) {
+							t.Errorf("update %s: %v", name, err)
+							return
+						}
+					}
+				}
+			}
+		})
+	}
+	wg.Wait()
+	waitAllReady(t, ns, objects, 2*timeout)
+	for i := range objects {
+		name := fmt.Sprintf("w-%d", i)
+		d := getDO(t, ns, name)
+		if d.Spec.Image != finals[i].image || d.Labels["round"] != finals[i].round {
+			t.Errorf("%s: image %s round %s, want the last user write %s %s", name, d.Spec.Image, d.Labels["round"], finals[i].image, finals[i].round)
+		}
+		if img := getDeployment(t, ns, name).Spec.Template.Spec.Containers[0].Image; img != finals[i].image {
+			t.Errorf("%s: Deployment image %s, want %s", name, img, finals[i].image)
+		}
+	}
+	evs, err := env.kube.CoreV1().Events(ns).List(ctx, metav1.ListOptions{FieldSelector: "type=Warning"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range evs.Items {
+		t.Errorf("Warning event: %s %s", e.Reason, e.Message)
+	}
+	for _, line := range logLinesSince(t, shared, logBefore) {
+		if strings.HasPrefix(line, "E") {
+			t.Errorf("the controller logged an error while users wrote concurrently: %s", line)
+		}
+	}
+}
+
+// TestAPIServerRestart stops kube-apiserver for 30 s in the middle of a
+// burst. The controller keeps running, /readyz reports the outage, and
+// everything converges once the API server is back.
+func TestAPIServerRestart(t *testing.T) {
+	ns := newNamespace(t)
+	const n = 200
+	pid, argv, dir := apiServerProcess(t)
+	created := make(chan struct{})
+	go func() {
+		defer close(created)
+		createMany(t, ns, "r", n, 8)
+	}()
+	eventually(t, timeout, "some DeployObjects Ready before the outage", func() (bool, string, error) {
+		list, err := env.client.AppV1().DeployObjects(ns).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false, "", err
+		}
+		return len(list.Items) >= n/4, fmt.Sprintf("%d created", len(list.Items)), nil
+	})
+
+	if err := syscall.Kill(pid, syscall.SIGTERM); err != nil {
+		t.Fatalf("stopping kube-apiserver: %v", err)
+	}
+	down := time.Now()
+	restarted := false
+	t.Cleanup(func() {
+		// Later tests need the API server, whatever happened here.
+		if !restarted {
+			restartAPIServer(t, argv, dir)
+		}
+	})
+	eventually(t, 20*time.Second, "/readyz to report the outage", func() (bool, string, error) {
+		code := probe(shared.healthAddr + "/readyz")
+		return code == http.StatusServiceUnavailable, fmt.Sprint(code), nil
+	})
+	time.Sleep(30*time.Second - time.Since(down))
+	select {
+	case <-shared.done:
+		t.Fatalf("the controller exited while the API server was away: %v", shared.exitErr)
+	default:
+	}
+	restartAPIServer(t, argv, dir)
+	restarted = true
+	eventually(t, timeout, "/readyz OK again", func() (bool, string, error) {
+		code := probe(shared.healthAddr + "/readyz")
+		return code == http.StatusOK, fmt.Sprint(code), nil
+	})
+	<-created
+	start := time.Now()
+	waitAllReady(t, ns, n, 3*timeout)
+	checkExactChildren(t, ns)
+	select {
+	case <-shared.done:
+		t.Fatal("the controller exited")
+	default:
+	}
+	t.Logf("FIGURE API server restart: %d DeployObjects all Ready %.1fs after the API server came back (down 30s)", n, time.Since(start).Seconds())
+}
+
+func probe(addr string) int {
+	resp, err := http.Get("http://" + addr)
+	if err != nil {
+		return 0
+	}
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
+// apiServerProcess finds the cluster's kube-apiserver: its pid, command line
+// and working directory. The cluster directory holds the kubeconfig.
+func apiServerProcess(t *testing.T) (int, []string, string) {
+	t.Helper()
+	dir := filepath.Dir(env.kubeconfig)
+	data, err := os.ReadFile(filepath.Join(dir, "pids", "kube-apiserver.pid"))
+	if err != nil {
+		t.Fatalf("finding kube-apiserver: %v", err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+	if err != nil {
+		t.Fatalf("reading kube-apiserver's command line: %v", err)
+	}
+	return pid, strings.Split(strings.TrimRight(string(cmdline), "\x00"), "\x00"), dir
+}
+
+// restartAPIServer starts kube-apiserver again as kwokctl did, detached, and
+// records its pid where kwokctl finds it, so that removing the cluster stops it.
+func restartAPIServer(t *testing.T, argv []string, dir string) {
+	t.Helper()
+	logFile, err := os.OpenFile(filepath.Join(dir, "logs", "kube-apiserver.log"), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer logFile.Close()
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Dir = dir
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("restarting kube-apiserver: %v", err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "pids", "kube-apiserver.pid"), []byte(strconv.Itoa(cmd.Process.Pid)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Process.Release(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestForeignChildrenAreNeverTouched covers a Service without a controller
+// and a Deployment controlled by another DeployObject: neither is modified
+// or deleted, whatever happens to the DeployObject.
+func TestForeignChildrenAreNeverTouched(t *testing.T) {
+	ns := newNamespace(t)
+	other := create(t, newDO(ns, "other", func(d *appv1.DeployObject) { d.Spec.Ports = nil }))
+	waitReady(t, ns, "other")
+	// A Deployment named web, labelled as the controller's (so it is in its
+	// cache), but controlled by DeployObject "other".
+	taken := getDeployment(t, ns, "other").DeepCopy()
+	taken.ObjectMeta = metav1.ObjectMeta{Name: "web", Namespace: ns, Labels: taken.Labels,
+		OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(other, appv1.SchemeGroupVersion.WithKind("DeployObject"))}}
+	taken, err := env.kube.AppsV1().Deployments(ns).Create(ctx, taken, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc, err := env.kube.CoreV1().Services(ns).Create(ctx, &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: "api", Namespace: ns},
+		Spec:       corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: "x", Port: 1}}, Selector: map[string]string{"app": "theirs"}},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	create(t, newDO(ns, "web"))
+	create(t, newDO(ns, "api"))
+	waitReason(t, ns, "web", metav1.ConditionFalse, appv1.ReasonResourceConflict)
+	waitReason(t, ns, "api", metav1.ConditionFalse, appv1.ReasonResourceConflict)
+	updateDO(t, ns, "web", func(d *appv1.DeployObject) { d.Spec.Image = "nginx:1.28" })
+	updateDO(t, ns, "api", func(d *appv1.DeployObject) { d.Spec.Ports = nil })
+	time.Sleep(2 * time.Second)
+	for _, name := range []string{"web", "api"} {
+		if err := env.client.AppV1().DeployObjects(ns).Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	time.Sleep(2 * time.Second)
+	if live := getDeployment(t, ns, "web"); live.Generation != taken.Generation || live.Spec.Template.Spec.Containers[0].Image != taken.Spec.Template.Spec.Containers[0].Image {
+		t.Errorf("the Deployment controlled by another DeployObject was modified: generation %d -> %d", taken.Generation, live.Generation)
+	}
+	if live := getService(t, ns, "api"); live.ResourceVersion != svc.ResourceVersion {
+		t.Errorf("the foreign Service was modified or replaced: %+v", live.Spec)
+	}
+}
+
+// TestTerminatingNamespaceDoesNotHotLoop keeps a namespace Terminating (a
+// finalizer holds a DeployObject) while its children are deleted.
+func TestTerminatingNamespaceDoesNotHotLoop(t *testing.T) {
+	ns := newNamespace(t)
+	create(t, newDO(ns, "held", func(d *appv1.DeployObject) { d.Finalizers = []string{"example.com/hold"} }))
+	create(t, newDO(ns, "free"))
+	waitReady(t, ns, "held")
+	waitReady(t, ns, "free")
+	t.Cleanup(func() {
+		patch := []byte(`{"metadata":{"finalizers":null}}`)
+		_, err := env.client.AppV1().DeployObjects(ns).Patch(ctx, "held", types.MergePatchType, patch, metav1.PatchOptions{})
+		if err != nil && !apierrors.IsNotFound(err) {
+			t.Errorf("removing the finalizer: %v", err)
+		}
+	})
+	if err := env.kube.CoreV1().Namespaces().Delete(ctx, ns, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, timeout, "the children to be deleted", func() (bool, string, error) {
+		deps, err := env.kube.AppsV1().Deployments(ns).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false, "", err
+		}
+		return len(deps.Items) == 0, fmt.Sprintf("%d Deployments", len(deps.Items)), nil
+	})
+	before, err := shared.writes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(5 * time.Second)
+	after, err := shared.writes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := after["POST"] - before["POST"]; d > 2 {
+		t.Errorf("%v creates in 5 s into a terminating namespace: hot loop", d)
+	}
+}
+
+// TestLargestValidObject reconciles a DeployObject at every list bound.
+func TestLargestValidObject(t *testing.T) {
+	ns := newNamespace(t)
+	long := strings.Repeat("x", 4096)
+	create(t, newDO(ns, "big", func(d *appv1.DeployObject) {
+		d.Spec.Command = make([]string, 64)
+		d.Spec.Args = make([]string, 128)
+		for i := range d.Spec.Command {
+			d.Spec.Command[i] = long
+		}
+		for i := range d.Spec.Args {
+			d.Spec.Args[i] = long
+		}
+		d.Spec.Env = nil
+		for i := range 128 {
+			d.Spec.Env = append(d.Spec.Env, corev1.EnvVar{Name: fmt.Sprintf("VAR_%d", i), Value: long})
+		}
+		d.Spec.Ports = nil
+		for i := range 16 {
+			d.Spec.Ports = append(d.Spec.Ports, appv1.Port{Name: fmt.Sprintf("p%d", i), ContainerPort: int32(8000 + i)})
+		}
+	}))
+	waitReady(t, ns, "big")
+	if n := len(getService(t, ns, "big").Spec.Ports); n != 16 {
+		t.Errorf("Service has %d ports, want 16", n)
+	}
+	if code := probe(shared.healthAddr + "/healthz"); code != http.StatusOK {
+		t.Errorf("/healthz = %d after the largest object", code)
+	}
+}
+
+// TestSecretValuesStayOutOfLogsAndEvents: env values from Secrets and
+// ConfigMaps never appear in the controller's logs or events.
+func TestSecretValuesStayOutOfLogsAndEvents(t *testing.T) {
+	ns := newNamespace(t)
+	const secretValue, configValue = "s3cr3t-value-9f8e7d", "config-value-1a2b3c"
+	if _, err := env.kube.CoreV1().Secrets(ns).Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "creds"}, StringData: map[string]string{"password": secretValue}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := env.kube.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "cfg"}, Data: map[string]string{"level": configValue}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	create(t, newDO(ns, "web", func(d *appv1.DeployObject) {
+		d.Spec.Env = []corev1.EnvVar{
+			{Name: "PASSWORD", ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: "creds"}, Key: "password"}}},
+			{Name: "LEVEL", ValueFrom: &corev1.EnvVarSource{ConfigMapKeyRef: &corev1.ConfigMapKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: "cfg"}, Key: "level"}}},
+			// An invalid sibling makes the controller report an error that
+			// includes the env block.
+			{Name: "BAD=NAME", Value: "x"},
+		}
+	}))
+	waitReason(t, ns, "web", metav1.ConditionFalse, appv1.ReasonInvalidSpec)
+	log, err := os.ReadFile(shared.logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs, err := env.kube.CoreV1().Events(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var events strings.Builder
+	for _, e := range evs.Items {
+		events.WriteString(e.Message)
+	}
+	d := getDO(t, ns, "web")
+	for _, v := range []string{secretValue, configValue} {
+		if strings.Contains(string(log), v) || strings.Contains(events.String(), v) || strings.Contains(fmt.Sprint(d.Status), v) {
+			t.Errorf("the value %q leaked into the controller's log, events or status", v)
+		}
+	}
+	// The one Warning for the rejected spec, not one per retry.
+	warnings := 0
+	for _, e := range evs.Items {
+		if e.Type == corev1.EventTypeWarning && e.InvolvedObject.Name == "web" {
+			warnings += int(max(e.Count, 1))
+		}
+	}
+	if warnings != 1 {
+		t.Errorf("%d Warning events for one rejected spec, want 1", warnings)
+	}
+}
+
+func logSize(t *testing.T, p *controllerProcess) int64 {
+	t.Helper()
+	fi, err := os.Stat(p.logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fi.Size()
+}
+
+func logLinesSince(t *testing.T, p *controllerProcess, offset int64) []string {
+	t.Helper()
+	data, err := os.ReadFile(p.logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if int64(len(data)) < offset {
+		t.Fatal(errors.New("the controller log shrank"))
+	}
+	return strings.Split(strings.TrimSpace(string(data[offset:])), "\n")
+}
