@@ -31,6 +31,7 @@ readonly KWOK_BINARIES=(kwokctl kwok)
 # kwokctl reads KWOK_WORKDIR itself; default ~/.kwok.
 readonly KWOK_DIR="${KWOK_WORKDIR:-$HOME/.kwok}"
 readonly NODES="${CLUSTER_NODES:-2}"
+readonly NODE_PODS="${CLUSTER_NODE_PODS:-10000}"
 
 log() { echo "cluster.sh: $*" >&2; }
 die() { log "error: $*"; exit 1; }
@@ -55,6 +56,7 @@ NAME defaults to \$CLUSTER_NAME, else "deployobject".
 Environment:
   CLUSTER_NAME             default cluster name
   CLUSTER_NODES            number of kwok nodes for 'up' (default 2)
+  CLUSTER_NODE_PODS        pods each kwok node accepts (default 10000)
   DEPLOYOBJECT_CACHE_DIR   binary cache (default \${XDG_CACHE_HOME:-~/.cache}/deployobject-controller)
   KWOK_WORKDIR             kwokctl state dir (default ~/.kwok); clusters live in \$KWOK_WORKDIR/clusters/NAME
   KWOKCTL_V                kwokctl log level (default WARN; INFO or DEBUG to see every step)
@@ -213,7 +215,9 @@ up() {
 	wait_for 120 "the API server of ${name}" api_ready "${name}"
 	if ! enough_nodes "${name}"; then
 		log "adding ${NODES} kwok nodes"
-		kwokctl scale node --name "${name}" --replicas "${NODES}" >&2
+		# kwok's default of 110 pods per node would cap benchmarks and
+		# fault tests at a few hundred replicas.
+		kwokctl scale node --name "${name}" --replicas "${NODES}" --param ".allocatable.pods=${NODE_PODS}" >&2
 	fi
 	wait_for 60 "${NODES} nodes" enough_nodes "${name}"
 	kc "${name}" wait --for=condition=Ready node --all --timeout=120s >/dev/null ||

@@ -241,7 +241,7 @@ func TestConflictingWriters(t *testing.T) {
 			t.Errorf("%s: Deployment image %s, want %s", name, img, finals[i].image)
 		}
 	}
-	evs, err := env.kube.CoreV1().Events(ns).List(ctx, metav1.ListOptions{FieldSelector: "type=Warning"})
+	evs, err := env.kube.CoreV1().Events(ns).List(ctx, metav1.ListOptions{FieldSelector: "type=Warning,involvedObject.kind=DeployObject"})
 	if err != nil {
 		t.Fatal(err)
 	}
