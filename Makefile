@@ -30,12 +30,19 @@ verify: ## Check that generated code is fresh, code is gofmt-ed and go vet passe
 test-unit: ## Unit tests, with the race detector.
 	go test -race -count=1 ./...
 
+FUZZTIME ?= 10s
+.PHONY: test-fuzz
+test-fuzz: ## Run each fuzz target for FUZZTIME (default 10s); the seed corpus is in testdata/fuzz.
+	for target in $$(go test -list '^Fuzz' . | grep '^Fuzz'); do \
+		go test -run '^$$' -fuzz "^$$target\$$" -fuzztime $(FUZZTIME) . ; \
+	done
+
 .PHONY: test-e2e
 test-e2e: build ## End-to-end tests against a fresh local cluster, removed afterwards.
 	hack/e2e.sh
 
 .PHONY: test
-test: test-unit test-e2e ## Unit tests, then end-to-end tests. What CI runs.
+test: test-unit test-fuzz test-e2e ## Unit tests, short fuzzing, then end-to-end tests. What CI runs.
 
 .PHONY: run
 run: build ## Start the local cluster and run the controller against it.
@@ -52,3 +59,9 @@ down: ## Remove the local cluster.
 .PHONY: clean
 clean: ## Remove build output.
 	rm -rf bin
+
+BENCH_ARGS ?=
+
+.PHONY: bench
+bench: build ## Benchmark the controller on a dedicated local cluster (BENCH_ARGS="--n 50 --mem-n 200").
+	hack/bench.sh $(BENCH_ARGS)
