@@ -103,7 +103,9 @@ func run(ctx context.Context, opts *options) error {
 	scheme := runtime.NewScheme()
 	utilruntime.Must(kubescheme.AddToScheme(scheme))
 	utilruntime.Must(appscheme.AddToScheme(scheme))
-	broadcaster := record.NewBroadcaster(record.WithContext(ctx))
+	// Events recorded by syncs that finish during the shutdown grace period
+	// must still be sent: the broadcaster outlives the signal, until run returns.
+	broadcaster := record.NewBroadcaster(record.WithContext(context.WithoutCancel(ctx)))
 	broadcaster.StartStructuredLogging(3)
 	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: kubeClient.CoreV1().Events("")})
 	defer broadcaster.Shutdown()

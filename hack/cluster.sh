@@ -197,6 +197,11 @@ up() {
 		log "creating cluster ${name} (kubernetes ${K8S_VERSION}, etcd ${ETCD_VERSION}, kwok ${KWOK_VERSION})"
 		# --kubeconfig "": do not touch ~/.kube/config; the cluster's own
 		# kubeconfig is ${KWOK_DIR}/clusters/NAME/kubeconfig.yaml.
+		# --disable-qps-limits: kube-controller-manager's default client limit
+		# (20/s) would otherwise dominate the time to roll out Deployments.
+		# leader-elect=false: one replica of each component, and with a lease
+		# they exit (nothing restarts them) when the API server is away for
+		# longer than the lease, which the fault tests do on purpose.
 		kwokctl create cluster --name "${name}" \
 			--runtime binary \
 			--kubeconfig "" \
@@ -208,6 +213,9 @@ up() {
 			--kwok-controller-binary "${KWOK_BIN_DIR}/kwok" \
 			--kube-audit-policy "${AUDIT_POLICY}" \
 			--extra-args "kube-apiserver=service-cluster-ip-range=10.96.0.0/16" \
+			--disable-qps-limits \
+			--extra-args "kube-controller-manager=leader-elect=false" \
+			--extra-args "kube-scheduler=leader-elect=false" \
 			--wait 120s \
 			"$@" >&2 || die "kwokctl create cluster ${name} failed (logs: ${KWOK_DIR}/clusters/${name}/logs)"
 	fi

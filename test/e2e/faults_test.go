@@ -298,6 +298,11 @@ func TestAPIServerRestart(t *testing.T) {
 	}
 	restartAPIServer(t, argv, dir)
 	restarted = true
+	for _, component := range []string{"kube-controller-manager", "kube-scheduler", "kwok-controller"} {
+		if !componentRunning(dir, component) {
+			t.Fatalf("%s exited while the API server was away: the cluster cannot converge", component)
+		}
+	}
 	eventually(t, timeout, "/readyz OK again", func() (bool, string, error) {
 		code := probe(shared.healthAddr + "/readyz")
 		return code == http.StatusOK, fmt.Sprint(code), nil
@@ -341,6 +346,16 @@ func apiServerProcess(t *testing.T) (int, []string, string) {
 		t.Fatalf("reading kube-apiserver's command line: %v", err)
 	}
 	return pid, strings.Split(strings.TrimRight(string(cmdline), "\x00"), "\x00"), dir
+}
+
+// componentRunning reports whether the cluster component's process is alive.
+func componentRunning(dir, component string) bool {
+	data, err := os.ReadFile(filepath.Join(dir, "pids", component+".pid"))
+	if err != nil {
+		return false
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
+	return err == nil && syscall.Kill(pid, 0) == nil
 }
 
 // restartAPIServer starts kube-apiserver again as kwokctl did, detached, and
