@@ -55,6 +55,9 @@ type Controller struct {
 	now func() metav1.Time
 	// shutdownGrace bounds how long syncs in flight at shutdown may take.
 	shutdownGrace time.Duration
+	// childBatchPeriod delays syncs caused by child events, so that the
+	// burst of status changes a rollout makes costs one status write.
+	childBatchPeriod time.Duration
 }
 
 // NewController wires the informers' event handlers to the work queue. The
@@ -227,7 +230,7 @@ func (c *Controller) updateChild(oldObj, newObj any) {
 		return
 	}
 	if oldOwner, newOwner := ownerName(oldMeta), ownerName(newMeta); oldOwner != nil && (newOwner == nil || *oldOwner != *newOwner) {
-		c.queue.Add(*oldOwner)
+		c.queue.AddAfter(*oldOwner, c.childBatchPeriod)
 	}
 	c.enqueueOwner(newObj)
 }
@@ -240,7 +243,7 @@ func (c *Controller) enqueueOwner(obj any) {
 		return
 	}
 	if owner := ownerName(m); owner != nil {
-		c.queue.Add(*owner)
+		c.queue.AddAfter(*owner, c.childBatchPeriod)
 	}
 }
 

@@ -287,8 +287,8 @@ func TestSyncCreatesChildren(t *testing.T) {
 	if ready.Status != metav1.ConditionFalse || ready.Reason != appv1.ReasonProgressing {
 		t.Errorf("Ready = %s/%s, want False/Progressing", ready.Status, ready.Reason)
 	}
-	if ev := events(f.recorder); len(ev) != 1 || !strings.Contains(ev[0], "Normal Reconciled created Deployment web; created Service web") {
-		t.Errorf("events = %q, want one Normal Reconciled event naming both children", ev)
+	if ev := events(f.recorder); len(ev) != 0 {
+		t.Errorf("events = %q, want none: creation is told by the Ready condition", ev)
 	}
 }
 
@@ -370,6 +370,9 @@ func TestSyncCorrectsDeploymentDrift(t *testing.T) {
 			if ready := readyOf(t, actions[1]); ready.Reason != appv1.ReasonProgressing {
 				t.Errorf("Ready reason after a drift fix = %s, want Progressing until the Deployment controller catches up", ready.Reason)
 			}
+			if ev := events(f.recorder); len(ev) != 1 || !strings.HasPrefix(ev[0], "Normal DriftCorrected updated Deployment web") {
+				t.Errorf("events = %q, want one Normal DriftCorrected", ev)
+			}
 			got := actions[0].(core.UpdateAction).GetObject().(*appsv1.Deployment)
 			if !deploymentMatches(got, desiredDeployment(dobj)) {
 				t.Errorf("updated Deployment still drifts:\n%s", diff.Diff(desiredDeployment(dobj), got))
@@ -416,6 +419,25 @@ func TestSyncCorrectsServiceDrift(t *testing.T) {
 				t.Errorf("clusterIP = %q, want %q kept", got.Spec.ClusterIP, live.Spec.ClusterIP)
 			}
 		})
+	}
+}
+
+func TestSyncSpecRolloutRecordsNoEvent(t *testing.T) {
+	f := newFixture(t)
+	dobj := inSync(newDeployObject())
+	live := liveDeployment(dobj)
+	dobj.Generation = 3
+	dobj.Spec.Image = "nginx:1.28"
+	f.dobjs = []*appv1.DeployObject{dobj}
+	f.deployments = []*appsv1.Deployment{live}
+	f.services = []*corev1.Service{liveService(dobj)}
+	err, actions := f.sync()
+	if err != nil {
+		t.Fatalf("sync: %v", err)
+	}
+	expectActions(t, actions, "update deployments", "patch deployobjects/status")
+	if ev := events(f.recorder); len(ev) != 0 {
+		t.Errorf("events = %q, want none: a spec rollout is told by the Ready condition", ev)
 	}
 }
 

@@ -102,13 +102,13 @@ func FuzzResourceOf(f *testing.F) {
 
 func TestResourceOf(t *testing.T) {
 	for path, want := range map[string]string{
-		"/apis/apps/v1/namespaces/ns/deployments/web":                         "deployments",
-		"/apis/apps/v1/namespaces/ns/deployments":                             "deployments",
+		"/apis/apps/v1/namespaces/ns/deployments/web":                          "deployments",
+		"/apis/apps/v1/namespaces/ns/deployments":                              "deployments",
 		"/apis/app.deployobject.dev/v1/namespaces/ns/deployobjects/web/status": "deployobjects/status",
-		"/api/v1/namespaces/ns/services/web":                                  "services",
-		"/api/v1/namespaces/ns/events":                                        "events",
-		"/api/v1/namespaces/ns":                                               "namespaces",
-		"/apis/coordination.k8s.io/v1/namespaces/ns/leases/x":                 "leases",
+		"/api/v1/namespaces/ns/services/web":                                   "services",
+		"/api/v1/namespaces/ns/events":                                         "events",
+		"/api/v1/namespaces/ns":                                                "namespaces",
+		"/apis/coordination.k8s.io/v1/namespaces/ns/leases/x":                  "leases",
 		"/readyz": "other",
 	} {
 		if got := resourceOf(path); got != want {

@@ -132,6 +132,7 @@ func run(ctx context.Context, opts *options) error {
 		return err
 	}
 	controller.shutdownGrace = opts.shutdownGrace
+	controller.childBatchPeriod = opts.childBatch
 
 	// Every replica fills its caches, leader or not, so that a new leader
 	// starts working at once.

@@ -16,6 +16,7 @@ type options struct {
 	qps          float32
 	burst        int
 	resyncPeriod time.Duration
+	childBatch   time.Duration
 	showVersion  bool
 
 	leaderElect    optionalBool
@@ -41,6 +42,7 @@ func newOptions(fs *flag.FlagSet) *options {
 	o.qps = 200
 	fs.IntVar(&o.burst, "kube-api-burst", 400, "Requests allowed in a burst above --kube-api-qps.")
 	fs.DurationVar(&o.resyncPeriod, "resync-period", 10*time.Minute, "How often every DeployObject is re-checked against its children even without events. 0 disables.")
+	fs.DurationVar(&o.childBatch, "child-event-batch-period", time.Second, "How long changes to a Deployment or Service are collected before its DeployObject is synced, so that a rollout's burst of status changes costs one status write. 0 syncs at once.")
 	fs.BoolVar(&o.showVersion, "version", false, "Print the version and exit.")
 
 	fs.Var(&o.leaderElect, "leader-elect", "Elect a leader among replicas with a Lease; only the leader reconciles (default true in a cluster, false with --kubeconfig or --master).")
@@ -65,8 +67,8 @@ func (o *options) validate() error {
 	if o.qps <= 0 || o.burst < 1 {
 		errs = append(errs, errors.New("--kube-api-qps must be positive and --kube-api-burst at least 1"))
 	}
-	if o.resyncPeriod < 0 {
-		errs = append(errs, errors.New("--resync-period must not be negative"))
+	if o.resyncPeriod < 0 || o.childBatch < 0 {
+		errs = append(errs, errors.New("--resync-period and --child-event-batch-period must not be negative"))
 	}
 	if o.renewDeadline >= o.leaseDuration || o.retryPeriod <= 0 || o.retryPeriod >= o.renewDeadline {
 		errs = append(errs, errors.New("need 0 < --leader-elect-retry-period < --leader-elect-renew-deadline < --leader-elect-lease-duration"))

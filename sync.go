@@ -18,7 +18,7 @@ import (
 
 // Event reasons, as `kubectl describe` shows them.
 const (
-	eventReconciled       = "Reconciled"
+	eventDriftCorrected   = "DriftCorrected"
 	eventResourceConflict = appv1.ReasonResourceConflict
 	eventInvalidSpec      = appv1.ReasonInvalidSpec
 )
@@ -60,8 +60,11 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) erro
 			return syncErr
 		}
 	}
-	if len(actions) > 0 {
-		c.recorder.Event(dobj, corev1.EventTypeNormal, eventReconciled, strings.Join(actions, "; "))
+	if len(actions) > 0 && dobj.Status.ObservedGeneration == dobj.Generation {
+		// The children were in line with this generation before, so someone
+		// else changed them. Creating children and rolling out a new spec
+		// are told by the Ready condition and cost no event.
+		c.recorder.Event(dobj, corev1.EventTypeNormal, eventDriftCorrected, strings.Join(actions, "; "))
 	}
 
 	status := computeStatus(dobj, out, c.now())

@@ -249,6 +249,17 @@ func TestDriftIsReverted(t *testing.T) {
 		return s.UID != old.UID, "still the old Service", nil
 	})
 	waitReady(t, ns, "web")
+	eventually(t, timeout, "DriftCorrected events", func() (bool, string, error) {
+		evs, err := env.kube.CoreV1().Events(ns).List(ctx, metav1.ListOptions{FieldSelector: "reason=DriftCorrected"})
+		if err != nil {
+			return false, "", err
+		}
+		n := int32(0)
+		for _, e := range evs.Items {
+			n += max(e.Count, 1)
+		}
+		return n >= 2, fmt.Sprintf("%d events", n), nil
+	})
 }
 
 func TestFieldsOfOthersAreKept(t *testing.T) {

@@ -99,11 +99,16 @@ func TestInClusterUnderDeployRBAC(t *testing.T) {
 	}
 	waitReady(t, ns, "hello")
 	waitReady(t, ns, "web")
-	// Events are written too (kubectl describe relies on them).
-	eventually(t, timeout, "a Reconciled event", func() (bool, string, error) {
-		evs, err := env.kube.CoreV1().Events(ns).List(ctx, metav1.ListOptions{FieldSelector: "reason=Reconciled"})
-		return err == nil && len(evs.Items) >= 2, fmt.Sprint(err), nil
+	// Drift is corrected and told by an event: Service delete and create,
+	// and event writes, all under the deploy/ RBAC.
+	if err := env.kube.CoreV1().Services(ns).Delete(ctx, "web", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, timeout, "a DriftCorrected event", func() (bool, string, error) {
+		evs, err := env.kube.CoreV1().Events(ns).List(ctx, metav1.ListOptions{FieldSelector: "reason=DriftCorrected"})
+		return err == nil && len(evs.Items) == 1, fmt.Sprint(err), nil
 	})
+	waitReady(t, ns, "web")
 	if log, _ := os.ReadFile(p.logPath); strings.Contains(strings.ToLower(string(log)), "forbidden") {
 		t.Errorf("the controller hit a Forbidden error under the deploy/ RBAC:\n%s", p.logTail(40))
 	}
