@@ -1,0 +1,233 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// harnessFlags are added to every controller run; they only expose what the
+// benchmark reads and do not change the controller's behaviour.
+var harnessFlags = []string{"--kubeconfig", "--metrics-bind-address", "--health-probe-bind-address", "--profiling"}
+
+// httpClient talks to the controller's metrics and probe servers. Scraping a
+// controller that holds tens of thousands of objects under load can be slow,
+// but never this slow.
+var httpClient = &http.Client{Timeout: 30 * time.Second}
+
+// controller is one run of the controller binary as a separate process, with
+// its metrics and probe servers on free local ports.
+type controller struct {
+	label      string
+	flags      []string // the flags besides harnessFlags
+	logPath    string
+	metricsURL string
+	healthURL  string
+	started    time.Time
+	cmd        *exec.Cmd
+	done       chan struct{}
+	exitErr    error
+}
+
+// startController starts the controller binary with the harness flags, the
+// --controller-arg flags and then stepFlags (later flags win), logging to a
+// file of its own in the log directory. It does not wait for readiness.
+func (b *bench) startController(label string, stepFlags ...string) (*controller, error) {
+	metricsAddr, err := freeAddr()
+	if err != nil {
+		return nil, err
+	}
+	healthAddr, err := freeAddr()
+	if err != nil {
+		return nil, err
+	}
+	b.controllerRuns++
+	logPath := filepath.Join(b.logDir, fmt.Sprintf("%02d-%s.log", b.controllerRuns, label))
+	logFile, err := os.Create(logPath)
+	if err != nil {
+		return nil, fmt.Errorf("creating controller log: %w", err)
+	}
+	c := &controller{
+		label:      label,
+		flags:      append(slices.Clone(b.opts.controllerArgs), stepFlags...),
+		logPath:    logPath,
+		metricsURL: "http://" + metricsAddr,
+		healthURL:  "http://" + healthAddr,
+		done:       make(chan struct{}),
+	}
+	args := append([]string{
+		"--kubeconfig=" + b.opts.kubeconfig,
+		"--metrics-bind-address=" + metricsAddr,
+		"--health-probe-bind-address=" + healthAddr,
+		"--profiling",
+	}, c.flags...)
+	c.cmd = exec.Command(b.opts.controller, args...)
+	c.cmd.Stdout = logFile
+	c.cmd.Stderr = logFile
+	c.started = time.Now()
+	if err := c.cmd.Start(); err != nil {
+		logFile.Close()
+		return nil, fmt.Errorf("starting controller %s: %w", b.opts.controller, err)
+	}
+	go func() {
+		c.exitErr = c.cmd.Wait()
+		logFile.Close()
+		close(c.done)
+	}()
+	b.controllers = append(b.controllers, c)
+	b.logf("controller %s started (pid %d, flags %v, log %s)", label, c.cmd.Process.Pid, c.flags, logPath)
+	return c, nil
+}
+
+// freeAddr returns a local address that was free a moment ago. Another
+// process could take it before the controller binds it, in which case the
+// controller exits and the wait for it reports that.
+func freeAddr() (string, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", fmt.Errorf("finding a free port: %w", err)
+	}
+	defer ln.Close()
+	return ln.Addr().String(), nil
+}
+
+// exited returns an error once the process has ended: a controller is only
+// ever supposed to stop when the benchmark stops it.
+func (c *controller) exited() error {
+	select {
+	case <-c.done:
+		return fmt.Errorf("controller %s exited unexpectedly (%v); log: %s", c.label, c.exitErr, c.logPath)
+	default:
+		return nil
+	}
+}
+
+// waitReady polls /readyz, which answers 200 once the informer caches have
+// synced, and returns the time from process start to the first 200.
+func (c *controller) waitReady(ctx context.Context, timeout time.Duration) (time.Duration, error) {
+	deadline := time.Now().Add(timeout)
+	last := "no answer yet"
+	for {
+		if err := c.exited(); err != nil {
+			return 0, err
+		}
+		code, body, err := c.get(ctx, c.healthURL+"/readyz")
+		if err == nil && code == http.StatusOK {
+			return time.Since(c.started), nil
+		}
+		if err != nil {
+			last = err.Error()
+		} else {
+			last = fmt.Sprintf("%d %s", code, strings.TrimSpace(body))
+		}
+		if time.Now().After(deadline) {
+			return 0, fmt.Errorf("controller %s not ready after %s: /readyz says %s; log: %s", c.label, timeout, last, c.logPath)
+		}
+		if err := sleep(ctx, 20*time.Millisecond); err != nil {
+			return 0, err
+		}
+	}
+}
+
+func (c *controller) get(ctx context.Context, url string) (int, string, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return 0, "", fmt.Errorf("building request for %s: %w", url, err)
+	}
+	resp, err := httpClient.Do(req)
+	if err != nil {
+		return 0, "", fmt.Errorf("GET %s: %w", url, err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return 0, "", fmt.Errorf("reading %s: %w", url, err)
+	}
+	return resp.StatusCode, string(body), nil
+}
+
+// scrape reads and parses the controller's /metrics.
+func (c *controller) scrape(ctx context.Context) (snapshot, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.metricsURL+"/metrics", nil)
+	if err != nil {
+		return nil, fmt.Errorf("building metrics request: %w", err)
+	}
+	resp, err := httpClient.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("scraping controller %s: %w", c.label, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("scraping controller %s: status %s", c.label, resp.Status)
+	}
+	return parseText(resp.Body)
+}
+
+// heap forces a garbage collection, through the heap profile endpoint with
+// gc=1, and reads the memory metrics right after it, so that they show what
+// is live rather than what the collector has not reached yet.
+func (c *controller) heap(ctx context.Context) (memory, error) {
+	code, _, err := c.get(ctx, c.metricsURL+"/debug/pprof/heap?gc=1")
+	if err != nil {
+		return memory{}, fmt.Errorf("forcing a GC in controller %s: %w", c.label, err)
+	}
+	if code != http.StatusOK {
+		return memory{}, fmt.Errorf("forcing a GC in controller %s: /debug/pprof/heap answered %d (is --profiling on?)", c.label, code)
+	}
+	s, err := c.scrape(ctx)
+	if err != nil {
+		return memory{}, err
+	}
+	return memoryOf(s), nil
+}
+
+// stop ends the process with SIGTERM, as a rollout would, and kills it if it
+// has not exited 30 s later (the controller's shutdown grace is 10 s).
+func (b *bench) stopController(c *controller) {
+	select {
+	case <-c.done:
+		return
+	default:
+	}
+	if err := c.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		b.logf("controller %s: sending SIGTERM: %v", c.label, err)
+	}
+	select {
+	case <-c.done:
+		if c.exitErr != nil {
+			b.logf("controller %s exited with %v; log: %s", c.label, c.exitErr, c.logPath)
+		}
+	case <-time.After(30 * time.Second):
+		b.logf("controller %s did not exit 30s after SIGTERM; killing it", c.label)
+		_ = c.cmd.Process.Kill()
+		<-c.done
+	}
+}
+
+// stopAll stops every controller still running, for the exit paths.
+func (b *bench) stopAll() {
+	for _, c := range b.controllers {
+		b.stopController(c)
+	}
+}
+
+// sleep waits for d or until ctx ends.
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	case <-t.C:
+		return nil
+	}
+}

@@ -1,0 +1,332 @@
+// Command bench measures the deployobject-controller binary, run as a
+// separate process, against a real API server: how fast it converges
+// compared with a logic-free writer, how many writes it makes, its CPU and
+// its memory. It prints a table and writes the results as JSON so that runs
+// can be compared. `make bench` runs it against a dedicated local cluster
+// (hack/bench.sh); every step works in namespaces of its own and removes
+// them before the next one starts.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"runtime"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"deployobject.dev/controller/pkg/crdinstall"
+	clientset "deployobject.dev/controller/pkg/generated/clientset/versioned"
+)
+
+// stepNames are the steps in the order they run. limit comes first so that
+// it measures the API server before anything else has loaded it.
+var stepNames = []string{"limit", "backlog", "burst", "steady", "update", "mem"}
+
+func stepIndex(name string) int { return slices.Index(stepNames, name) }
+
+type options struct {
+	kubeconfig     string
+	controller     string
+	crdDir         string
+	out            string
+	commit         string
+	cluster        string
+	n              int
+	memN           int
+	concurrency    int
+	steps          []string
+	controllerArgs []string
+}
+
+func parseFlags(args []string) (*options, error) {
+	o := &options{}
+	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+	fs.StringVar(&o.kubeconfig, "kubeconfig", "", "Kubeconfig of the cluster to measure against; it should be dedicated to the benchmark (required).")
+	fs.StringVar(&o.controller, "controller", "bin/deployobject-controller", "Controller binary to measure.")
+	fs.StringVar(&o.crdDir, "crd-dir", "crd", "Directory of the CRD to install.")
+	fs.StringVar(&o.out, "out", "test/bench/results.json", "Where to write the results as JSON.")
+	fs.StringVar(&o.commit, "commit", "unknown", "Commit of the controller, recorded in the results.")
+	fs.StringVar(&o.cluster, "cluster", "", "How the cluster was set up, recorded in the results.")
+	fs.IntVar(&o.n, "n", 1000, "DeployObjects of the limit, backlog, burst, steady and update steps.")
+	fs.IntVar(&o.memN, "mem-n", 10000, "DeployObjects, and unrelated Deployments and ConfigMaps each, of the mem step.")
+	fs.IntVar(&o.concurrency, "concurrency", 32, "Concurrent requests of the benchmark's own writers.")
+	steps := fs.String("steps", strings.Join(stepNames, ","), "Comma-separated steps to run: "+strings.Join(stepNames, ", ")+".")
+	fs.Func("controller-arg", "Flag for every controller run, such as --workers=32 (repeatable).", func(s string) error {
+		o.controllerArgs = append(o.controllerArgs, s)
+		return nil
+	})
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("unexpected arguments: %q", fs.Args())
+	}
+	var errs []error
+	if o.kubeconfig == "" {
+		errs = append(errs, errors.New("--kubeconfig is required"))
+	}
+	if o.n < 1 || o.memN < 1 || o.concurrency < 1 {
+		errs = append(errs, errors.New("--n, --mem-n and --concurrency must be at least 1"))
+	}
+	for _, s := range strings.Split(*steps, ",") {
+		s = strings.TrimSpace(s)
+		switch {
+		case s == "":
+		case stepIndex(s) < 0:
+			errs = append(errs, fmt.Errorf("unknown step %q in --steps; the steps are %s", s, strings.Join(stepNames, ",")))
+		case !slices.Contains(o.steps, s):
+			o.steps = append(o.steps, s)
+		}
+	}
+	if len(o.steps) == 0 {
+		errs = append(errs, errors.New("--steps selects no step"))
+	}
+	slices.SortFunc(o.steps, func(a, b string) int { return stepIndex(a) - stepIndex(b) })
+	return o, errors.Join(errs...)
+}
+
+// bench is the state shared by the steps.
+type bench struct {
+	opts *options
+	cfg  *rest.Config
+	// kube and client write with the controller's defaults (JSON) but
+	// without its rate limit; watchKube reads core types as protobuf, which
+	// costs the shared CPUs less while watching tens of thousands of
+	// objects.
+	kube      kubernetes.Interface
+	watchKube kubernetes.Interface
+	client    clientset.Interface
+	report    *report
+
+	logDir         string
+	controllers    []*controller
+	controllerRuns int
+}
+
+func main() {
+	os.Exit(run())
+}
+
+func run() int {
+	opts, err := parseFlags(os.Args[1:])
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		return 2
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	b, err := newBench(opts)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		return 1
+	}
+	runErr := b.runSteps(ctx)
+	b.stopAll()
+	for _, c := range b.controllers {
+		b.report.ControllerLogs = append(b.report.ControllerLogs, summarizeLog(c))
+	}
+	if runErr != nil {
+		b.report.Error = runErr.Error()
+	}
+	code := 0
+	if err := printTable(os.Stdout, b.report); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		code = 1
+	}
+	if err := writeJSON(opts.out, b.report); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		code = 1
+	} else {
+		b.logf("results written to %s", opts.out)
+	}
+	if runErr != nil {
+		fmt.Fprintln(os.Stderr, "bench: FAILED:", runErr)
+		code = 1
+	}
+	return code
+}
+
+func newBench(opts *options) (*bench, error) {
+	cfg, err := clientcmd.BuildConfigFromFlags("", opts.kubeconfig)
+	if err != nil {
+		return nil, fmt.Errorf("reading kubeconfig: %w", err)
+	}
+	// High enough never to throttle: the limit step must measure the API
+	// server, not client-side rate limiting.
+	cfg.QPS, cfg.Burst = 5000, 5000
+	cfg.UserAgent = "deployobject-bench"
+	kube, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("creating Kubernetes client: %w", err)
+	}
+	client, err := clientset.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("creating DeployObject client: %w", err)
+	}
+	watchCfg := rest.CopyConfig(cfg)
+	watchCfg.ContentType = "application/vnd.kubernetes.protobuf"
+	watchCfg.AcceptContentTypes = "application/vnd.kubernetes.protobuf,application/json"
+	watchKube, err := kubernetes.NewForConfig(watchCfg)
+	if err != nil {
+		return nil, fmt.Errorf("creating Kubernetes watch client: %w", err)
+	}
+	logDir, err := os.MkdirTemp("", "deployobject-bench-")
+	if err != nil {
+		return nil, fmt.Errorf("creating the controller log directory: %w", err)
+	}
+	b := &bench{opts: opts, cfg: cfg, kube: kube, watchKube: watchKube, client: client, logDir: logDir}
+	b.report = &report{
+		Date:              time.Now().UTC().Format(time.RFC3339),
+		Commit:            opts.commit,
+		Cluster:           opts.cluster,
+		GoVersion:         runtime.Version(),
+		NProc:             runtime.NumCPU(),
+		ControllerVersion: controllerVersion(opts.controller),
+		N:                 opts.n,
+		MemN:              opts.memN,
+		Concurrency:       opts.concurrency,
+		Steps:             opts.steps,
+		ControllerFlags:   nonNil(opts.controllerArgs),
+		HarnessFlags:      harnessFlags,
+		StepSeconds:       map[string]float64{},
+		ControllerLogDir:  logDir,
+		ControllerLogs:    []logSummary{},
+	}
+	return b, nil
+}
+
+// controllerVersion is what the binary says with --version.
+func controllerVersion(bin string) string {
+	out, err := exec.Command(bin, "--version").Output()
+	if err != nil {
+		return "unknown (" + err.Error() + ")"
+	}
+	return strings.TrimSpace(string(out))
+}
+
+func (b *bench) logf(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "bench: %s %s\n", time.Now().Format("15:04:05"), fmt.Sprintf(format, args...))
+}
+
+// step is one selectable measurement and the namespaces it leaves behind.
+type step struct {
+	name       string
+	namespaces []string
+	run        func(context.Context) error
+}
+
+func (b *bench) allSteps() []step {
+	r := b.report
+	return []step{
+		{"limit", []string{nsLimit}, func(ctx context.Context) (err error) { r.Limit, err = b.limit(ctx); return err }},
+		{"backlog", []string{nsBacklog}, func(ctx context.Context) (err error) { r.Backlog, err = b.backlog(ctx); return err }},
+		{"burst", []string{nsBurst}, func(ctx context.Context) (err error) { r.Burst, err = b.burst(ctx); return err }},
+		{"steady", []string{nsBurst}, func(ctx context.Context) (err error) { r.Steady, err = b.steady(ctx); return err }},
+		{"update", []string{nsBurst}, func(ctx context.Context) (err error) { r.Update, err = b.update(ctx); return err }},
+		{"mem", []string{nsMem, nsUnrelated}, func(ctx context.Context) (err error) { r.Mem, err = b.mem(ctx); return err }},
+	}
+}
+
+func (b *bench) runSteps(ctx context.Context) error {
+	b.logf("controller logs go to %s", b.logDir)
+	if v, err := b.kube.Discovery().ServerVersion(); err == nil {
+		b.report.KubernetesVersion = v.GitVersion
+	} else {
+		return fmt.Errorf("reading the server version: %w", err)
+	}
+	installCtx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	if err := crdinstall.Install(installCtx, b.cfg, b.opts.crdDir); err != nil {
+		return fmt.Errorf("installing the CRD: %w", err)
+	}
+	if err := b.checkPodCapacity(ctx); err != nil {
+		return err
+	}
+
+	var selected []step
+	for _, s := range b.allSteps() {
+		if slices.Contains(b.opts.steps, s.name) {
+			selected = append(selected, s)
+		}
+	}
+	for i, s := range selected {
+		b.logf("step %s", s.name)
+		start := time.Now()
+		err := s.run(ctx)
+		b.report.StepSeconds[s.name] = time.Since(start).Seconds()
+		if err != nil {
+			return fmt.Errorf("step %s: %w", s.name, err)
+		}
+		later := selected[i+1:]
+		for _, ns := range s.namespaces {
+			if slices.ContainsFunc(later, func(l step) bool { return slices.Contains(l.namespaces, ns) }) {
+				continue
+			}
+			// After the last step nothing is left to disturb, and the
+			// cluster goes away with the run.
+			if err := b.deleteNamespace(ctx, ns, len(later) > 0); err != nil {
+				return fmt.Errorf("cleaning up after step %s: %w", s.name, err)
+			}
+		}
+	}
+	return nil
+}
+
+// checkPodCapacity records the nodes and fails early when they cannot run
+// the pods the selected steps need: N at a time, twice that during the
+// update's rolling update (maxSurge rounds up to one extra pod per
+// Deployment).
+func (b *bench) checkPodCapacity(ctx context.Context) error {
+	nodes, err := b.kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return fmt.Errorf("listing nodes: %w", err)
+	}
+	var capacity int64
+	for _, n := range nodes.Items {
+		if n.Spec.Unschedulable || !nodeReady(&n) {
+			continue
+		}
+		capacity += n.Status.Allocatable.Pods().Value()
+	}
+	b.report.Nodes, b.report.PodCapacity = len(nodes.Items), capacity
+	need := 0
+	for _, s := range []string{"limit", "backlog", "burst", "steady"} {
+		if slices.Contains(b.opts.steps, s) {
+			need = b.opts.n
+		}
+	}
+	if slices.Contains(b.opts.steps, "update") {
+		need = 2 * b.opts.n
+	}
+	if capacity < int64(need) {
+		return fmt.Errorf("the %d schedulable nodes hold %d pods, the selected steps need %d: add nodes (CLUSTER_NODES for hack/cluster.sh) or lower --n",
+			len(nodes.Items), capacity, need)
+	}
+	return nil
+}
+
+func nodeReady(n *corev1.Node) bool {
+	for _, c := range n.Status.Conditions {
+		if c.Type == corev1.NodeReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}

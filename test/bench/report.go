@@ -1,0 +1,315 @@
+package main
+
+import (
+	"bufio"
+	"cmp"
+	"encoding/json"
+	"fmt"
+	"io"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"text/tabwriter"
+)
+
+// report is everything one run measured. Its JSON form is what runs are
+// compared by, so fields are only ever added.
+type report struct {
+	Date              string   `json:"date"`
+	Commit            string   `json:"commit"`
+	GoVersion         string   `json:"goVersion"`
+	NProc             int      `json:"nproc"`
+	Cluster           string   `json:"cluster"`
+	Nodes             int      `json:"nodes"`
+	PodCapacity       int64    `json:"podCapacity"`
+	KubernetesVersion string   `json:"kubernetesVersion"`
+	ControllerVersion string   `json:"controllerVersion"`
+	N                 int      `json:"n"`
+	MemN              int      `json:"memN"`
+	Concurrency       int      `json:"concurrency"`
+	Steps             []string `json:"steps"`
+	// ControllerFlags are the --controller-arg flags every controller ran
+	// with, besides HarnessFlags and the flags of a step.
+	ControllerFlags []string           `json:"controllerFlags"`
+	HarnessFlags    []string           `json:"harnessFlags"`
+	StepSeconds     map[string]float64 `json:"stepSeconds"`
+	Error           string             `json:"error,omitempty"`
+
+	Limit   *limitResult    `json:"limit,omitempty"`
+	Backlog *convergeResult `json:"backlog,omitempty"`
+	Burst   *convergeResult `json:"burst,omitempty"`
+	Steady  *steadyResult   `json:"steady,omitempty"`
+	Update  *convergeResult `json:"update,omitempty"`
+	Mem     *memResult      `json:"mem,omitempty"`
+
+	ControllerLogDir string       `json:"controllerLogDir"`
+	ControllerLogs   []logSummary `json:"controllerLogs"`
+}
+
+// limitResult is the logic-free writer: three writes per object, no
+// controller.
+type limitResult struct {
+	Seconds         float64 `json:"seconds"`
+	Writes          int     `json:"writes"`
+	WritesPerSecond float64 `json:"writesPerSecond"`
+}
+
+// convergeResult is the controller taking N objects to Ready: from a
+// backlog (times from process start), a burst of creations or an update
+// wave (times from the first write).
+type convergeResult struct {
+	ControllerFlags []string `json:"controllerFlags"`
+	// ReadyzSeconds is from process start to /readyz (backlog only).
+	ReadyzSeconds float64 `json:"readyzSeconds,omitempty"`
+	// LoadSeconds is how long creating (burst) or updating (update) took.
+	LoadSeconds       float64 `json:"loadSeconds,omitempty"`
+	ReconciledSeconds float64 `json:"reconciledSeconds"`
+	// RolledOutSeconds is when every Deployment had rolled out and was
+	// available, which Ready waits for: the cluster's share of ReadySeconds.
+	RolledOutSeconds float64 `json:"rolledOutSeconds"`
+	ReadySeconds     float64 `json:"readySeconds"`
+	// LimitOverReconciled is the logic-free writer's seconds divided by
+	// ReconciledSeconds (backlog only): 1 would be as fast as possible.
+	LimitOverReconciled         float64 `json:"limitOverReconciled,omitempty"`
+	Reconciles                  float64 `json:"reconciles"`
+	ReconcileErrors             float64 `json:"reconcileErrors"`
+	CPUSeconds                  float64 `json:"cpuSeconds"`
+	CPUSecondsPer1000Reconciles float64 `json:"cpuSecondsPer1000Reconciles"`
+	Writes                      writes  `json:"writes"`
+}
+
+// writes are the controller's write requests (POST, PUT, PATCH, DELETE),
+// events included, and its failed requests of any method.
+type writes struct {
+	Total     float64 `json:"total"`
+	PerObject float64 `json:"perObject"`
+	Events    float64 `json:"events"`
+	// MeanLatencySeconds is the API server's mean answer time to these
+	// writes, as the controller saw it.
+	MeanLatencySeconds float64            `json:"meanLatencySeconds"`
+	EventsPerObject    float64            `json:"eventsPerObject"`
+	ByMethod           map[string]float64 `json:"byMethod"`
+	// ByVerbResource is keyed by "VERB resource[/subresource]".
+	ByVerbResource       map[string]float64 `json:"byVerbResource"`
+	FailedRequestsByCode map[string]float64 `json:"failedRequestsByCode"`
+}
+
+// steadyResult is the writes of a controller over objects already in sync:
+// across resyncs, and after a restart. Both count from process start.
+type steadyResult struct {
+	ResyncControllerFlags  []string `json:"resyncControllerFlags"`
+	ResyncWindowSeconds    float64  `json:"resyncWindowSeconds"`
+	ResyncReconciles       float64  `json:"resyncReconciles"`
+	ResyncWrites           writes   `json:"resyncWrites"`
+	RestartControllerFlags []string `json:"restartControllerFlags"`
+	RestartWindowSeconds   float64  `json:"restartWindowSeconds"`
+	RestartReconciles      float64  `json:"restartReconciles"`
+	RestartWrites          writes   `json:"restartWrites"`
+}
+
+type memory struct {
+	HeapInuseBytes float64 `json:"heapInuseBytes"`
+	HeapAllocBytes float64 `json:"heapAllocBytes"`
+	RSSBytes       float64 `json:"rssBytes"`
+}
+
+// memResult is the controller's memory after a forced GC: over an empty
+// cluster, over MemN DeployObjects with their children, and with as many
+// unrelated Deployments and ConfigMaps again.
+type memResult struct {
+	ControllerFlags   []string `json:"controllerFlags"`
+	Empty             memory   `json:"empty"`
+	Loaded            memory   `json:"loaded"`
+	CreateSeconds     float64  `json:"createSeconds"`
+	ReconciledSeconds float64  `json:"reconciledSeconds"`
+	// Per DeployObject, with its Deployment and Service; Net subtracts
+	// the heap of the controller over an empty cluster.
+	HeapInusePerObjectBytes    float64 `json:"heapInusePerObjectBytes"`
+	HeapInusePerObjectNetBytes float64 `json:"heapInusePerObjectNetBytes"`
+	RSSPerObjectBytes          float64 `json:"rssPerObjectBytes"`
+	WithUnrelated              memory  `json:"withUnrelated"`
+	UnrelatedHeapChangePercent float64 `json:"unrelatedHeapInuseChangePercent"`
+	RestartReadyzSeconds       float64 `json:"restartReadyzSeconds"`
+	// RestartIdleSeconds is from process start until the restarted
+	// controller has re-checked every DeployObject and its queue is empty.
+	RestartIdleSeconds float64 `json:"restartIdleSeconds"`
+}
+
+// logSummary points at one controller run's log and what went wrong in it.
+type logSummary struct {
+	Controller   string   `json:"controller"`
+	Flags        []string `json:"flags"`
+	Path         string   `json:"path"`
+	ErrorLines   int      `json:"errorLines"`
+	WarningLines int      `json:"warningLines"`
+	FirstError   string   `json:"firstError,omitempty"`
+}
+
+// summarizeLog counts klog's error (E) and warning (W) lines, which start
+// with the severity letter and the date: "E1122 05:30:00.000000 ...".
+func summarizeLog(c *controller) logSummary {
+	s := logSummary{Controller: c.label, Flags: nonNil(c.flags), Path: c.logPath}
+	f, err := os.Open(c.logPath)
+	if err != nil {
+		s.FirstError = "reading log: " + err.Error()
+		return s
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64*1024), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		if len(line) < 5 || strings.Trim(line[1:5], "0123456789") != "" {
+			continue
+		}
+		switch line[0] {
+		case 'E':
+			s.ErrorLines++
+			if s.FirstError == "" {
+				s.FirstError = truncate(line, 400)
+			}
+		case 'W':
+			s.WarningLines++
+		}
+	}
+	return s
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "..."
+}
+
+func writeJSON(path string, r *report) error {
+	data, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encoding results: %w", err)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return fmt.Errorf("creating directory for results: %w", err)
+	}
+	if err := os.WriteFile(path, append(data, '\n'), 0o644); err != nil {
+		return fmt.Errorf("writing results: %w", err)
+	}
+	return nil
+}
+
+// printTable writes the report for people: one row per number, in step
+// order, with writes per object to make runs of any N comparable.
+func printTable(out io.Writer, r *report) error {
+	fmt.Fprintf(out, "deployobject-controller benchmark, %s, commit %s, controller %s\n", r.Date, r.Commit, r.ControllerVersion)
+	fmt.Fprintf(out, "N=%d mem-n=%d concurrency=%d, %s, %d CPUs, Kubernetes %s (%s, %d nodes), controller flags: %s\n\n",
+		r.N, r.MemN, r.Concurrency, r.GoVersion, r.NProc, r.KubernetesVersion, r.Cluster, r.Nodes, flagsString(r.ControllerFlags))
+	w := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+	row := func(step, metric, format string, args ...any) {
+		fmt.Fprintf(w, "%s\t%s\t%s\n", step, metric, fmt.Sprintf(format, args...))
+	}
+	row("STEP", "METRIC", "VALUE")
+	if l := r.Limit; l != nil {
+		row("limit", "logic-free writer, 3 writes/object", "%.2f s (%.0f writes/s)", l.Seconds, l.WritesPerSecond)
+	}
+	if c := r.Backlog; c != nil {
+		row("backlog", "start → /readyz", "%.2f s", c.ReadyzSeconds)
+		row("backlog", "start → all reconciled", "%.2f s", c.ReconciledSeconds)
+		if c.LimitOverReconciled > 0 {
+			row("backlog", "limit / reconciled", "%.2f", c.LimitOverReconciled)
+		}
+		row("backlog", "start → all Deployments rolled out", "%.2f s", c.RolledOutSeconds)
+		row("backlog", "start → all Ready", "%.2f s", c.ReadySeconds)
+		convergeRows(row, "backlog", r.N, c)
+	}
+	if c := r.Burst; c != nil {
+		row("burst", "creating", "%.2f s", c.LoadSeconds)
+		row("burst", "first create → all reconciled", "%.2f s", c.ReconciledSeconds)
+		row("burst", "first create → all Deployments rolled out", "%.2f s", c.RolledOutSeconds)
+		row("burst", "first create → all Ready", "%.2f s", c.ReadySeconds)
+		convergeRows(row, "burst", r.N, c)
+	}
+	if s := r.Steady; s != nil {
+		row("steady", fmt.Sprintf("writes, %s, %.0f s after /readyz", flagsString(s.ResyncControllerFlags), s.ResyncWindowSeconds),
+			"%.0f (%s), %.0f reconciles", s.ResyncWrites.Total, perResource(s.ResyncWrites.ByVerbResource, 1), s.ResyncReconciles)
+		row("steady", fmt.Sprintf("writes after restart, %.0f s after /readyz", s.RestartWindowSeconds),
+			"%.0f (%s), %.0f reconciles", s.RestartWrites.Total, perResource(s.RestartWrites.ByVerbResource, 1), s.RestartReconciles)
+	}
+	if c := r.Update; c != nil {
+		row("update", "updating images", "%.2f s", c.LoadSeconds)
+		row("update", "first update → all reconciled", "%.2f s", c.ReconciledSeconds)
+		row("update", "first update → all Deployments rolled out", "%.2f s", c.RolledOutSeconds)
+		row("update", "first update → all Ready, new image", "%.2f s", c.ReadySeconds)
+		convergeRows(row, "update", r.N, c)
+	}
+	if m := r.Mem; m != nil {
+		row("mem", "empty cluster: heap in use / RSS", "%s / %s", mib(m.Empty.HeapInuseBytes), mib(m.Empty.RSSBytes))
+		row("mem", "creating", "%.2f s", m.CreateSeconds)
+		row("mem", "first create → all reconciled", "%.2f s", m.ReconciledSeconds)
+		row("mem", fmt.Sprintf("%d DeployObjects: heap in use / alloc / RSS", r.MemN), "%s / %s / %s",
+			mib(m.Loaded.HeapInuseBytes), mib(m.Loaded.HeapAllocBytes), mib(m.Loaded.RSSBytes))
+		row("mem", "heap in use per DeployObject (net of empty)", "%s (%s)", kib(m.HeapInusePerObjectBytes), kib(m.HeapInusePerObjectNetBytes))
+		row("mem", "RSS per DeployObject", "%s", kib(m.RSSPerObjectBytes))
+		row("mem", fmt.Sprintf("+%d unrelated Deployments and ConfigMaps: heap in use / RSS", r.MemN), "%s / %s (heap %+.1f%%)",
+			mib(m.WithUnrelated.HeapInuseBytes), mib(m.WithUnrelated.RSSBytes), m.UnrelatedHeapChangePercent)
+		row("mem", "restart → /readyz over all of them", "%.2f s", m.RestartReadyzSeconds)
+		row("mem", "restart → every DeployObject re-checked", "%.2f s", m.RestartIdleSeconds)
+	}
+	steps := slices.Sorted(maps.Keys(r.StepSeconds))
+	slices.SortStableFunc(steps, func(a, b string) int { return cmp.Compare(stepIndex(a), stepIndex(b)) })
+	for _, s := range steps {
+		row(s, "step wall time", "%.0f s", r.StepSeconds[s])
+	}
+	for _, l := range r.ControllerLogs {
+		row("logs", l.Controller, "%d errors, %d warnings: %s", l.ErrorLines, l.WarningLines, l.Path)
+	}
+	if err := w.Flush(); err != nil {
+		return fmt.Errorf("printing table: %w", err)
+	}
+	for _, l := range r.ControllerLogs {
+		if l.FirstError != "" {
+			fmt.Fprintf(out, "\nfirst error of controller %s:\n  %s\n", l.Controller, l.FirstError)
+		}
+	}
+	return nil
+}
+
+func convergeRows(row func(step, metric, format string, args ...any), step string, n int, c *convergeResult) {
+	row(step, "writes/object to Ready", "%.2f (%s)", c.Writes.PerObject, perResource(c.Writes.ByMethod, n))
+	row(step, "  by verb and resource, per object", "%s", perResource(c.Writes.ByVerbResource, n))
+	row(step, "  of which events, per object", "%.2f", c.Writes.EventsPerObject)
+	row(step, "mean write latency", "%.1f ms", c.Writes.MeanLatencySeconds*1000)
+	if len(c.Writes.FailedRequestsByCode) > 0 {
+		row(step, "failed requests (any method)", "%s", perResource(c.Writes.FailedRequestsByCode, 1))
+	}
+	row(step, "reconciles/object (errors)", "%.2f (%.0f)", c.Reconciles/float64(n), c.ReconcileErrors)
+	row(step, "CPU per 1000 reconciles", "%.3f s (%.2f s in all)", c.CPUSecondsPer1000Reconciles, c.CPUSeconds)
+}
+
+// perResource lists counts divided by n, largest first.
+func perResource(m map[string]float64, n int) string {
+	if len(m) == 0 {
+		return "none"
+	}
+	keys := slices.Sorted(maps.Keys(m))
+	slices.SortStableFunc(keys, func(a, b string) int { return cmp.Compare(m[b], m[a]) })
+	parts := make([]string, 0, len(keys))
+	for _, k := range keys {
+		if n == 1 {
+			parts = append(parts, fmt.Sprintf("%s %.0f", k, m[k]))
+		} else {
+			parts = append(parts, fmt.Sprintf("%s %.2f", k, m[k]/float64(n)))
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+func flagsString(flags []string) string {
+	if len(flags) == 0 {
+		return "defaults"
+	}
+	return strings.Join(flags, " ")
+}
+
+func mib(b float64) string { return fmt.Sprintf("%.1f MiB", b/(1<<20)) }
+func kib(b float64) string { return fmt.Sprintf("%.1f KiB", b/(1<<10)) }

@@ -1,0 +1,361 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+const (
+	// steadyResync makes two full resync periods fit in steadyWindow.
+	steadyResync  = "--resync-period=30s"
+	steadyWindow  = 65 * time.Second
+	restartWindow = 20 * time.Second
+	// unrelatedSettle is how long the controller gets to react, if it
+	// wrongly does, to the unrelated objects before its heap is read.
+	unrelatedSettle = 10 * time.Second
+)
+
+// limit times a logic-free writer making exactly the writes that take N
+// DeployObjects to Ready, with no controller running: the fastest the API
+// server lets any controller converge.
+func (b *bench) limit(ctx context.Context) (*limitResult, error) {
+	n := b.opts.n
+	if err := b.freshNamespace(ctx, nsLimit); err != nil {
+		return nil, err
+	}
+	dobjs, err := b.createDeployObjects(ctx, nsLimit, n, 1)
+	if err != nil {
+		return nil, err
+	}
+	b.logf("limit: %d DeployObjects created; writing their children and status", n)
+	writeCtx, cancel := context.WithTimeout(ctx, waitTimeout(n))
+	defer cancel()
+	start := time.Now()
+	err = forEach(writeCtx, n, b.opts.concurrency, func(ctx context.Context, i int) error {
+		return b.writeMinimal(ctx, dobjs[i])
+	})
+	elapsed := time.Since(start).Seconds()
+	if err != nil {
+		return nil, err
+	}
+	return &limitResult{Seconds: elapsed, Writes: 3 * n, WritesPerSecond: float64(3*n) / elapsed}, nil
+}
+
+// backlog starts the controller over N DeployObjects created while it was
+// stopped, as after an outage, and times from its process start.
+func (b *bench) backlog(ctx context.Context) (*convergeResult, error) {
+	n := b.opts.n
+	if err := b.freshNamespace(ctx, nsBacklog); err != nil {
+		return nil, err
+	}
+	if _, err := b.createDeployObjects(ctx, nsBacklog, n, 1); err != nil {
+		return nil, err
+	}
+	obs, err := b.observe(ctx, nsBacklog)
+	if err != nil {
+		return nil, err
+	}
+	defer obs.close()
+	ctrl, err := b.startController("backlog")
+	if err != nil {
+		return nil, err
+	}
+	defer b.stopController(ctrl)
+	readyz, err := ctrl.waitReady(ctx, readyzTimeout)
+	if err != nil {
+		return nil, err
+	}
+	conv, err := waitConverged(ctx, obs, ctrl, n, ctrl.started, true)
+	if err != nil {
+		return nil, fmt.Errorf("waiting for the backlog: %w", err)
+	}
+	after, err := ctrl.scrape(ctx)
+	if err != nil {
+		return nil, err
+	}
+	// A fresh process has counted nothing yet: nil is its baseline.
+	res := converged(ctrl, nil, after, n, conv)
+	res.ReadyzSeconds = readyz.Seconds()
+	if l := b.report.Limit; l != nil {
+		res.LimitOverReconciled = l.Seconds / res.ReconciledSeconds
+	}
+	return res, nil
+}
+
+// burst creates N DeployObjects at once under a running controller and
+// times from the first creation.
+func (b *bench) burst(ctx context.Context) (*convergeResult, error) {
+	n := b.opts.n
+	if err := b.freshNamespace(ctx, nsBurst); err != nil {
+		return nil, err
+	}
+	obs, err := b.observe(ctx, nsBurst)
+	if err != nil {
+		return nil, err
+	}
+	defer obs.close()
+	ctrl, err := b.startController("burst")
+	if err != nil {
+		return nil, err
+	}
+	defer b.stopController(ctrl)
+	if _, err := ctrl.waitReady(ctx, readyzTimeout); err != nil {
+		return nil, err
+	}
+	return b.measureWave(ctx, obs, ctrl, func(ctx context.Context) error {
+		_, err := b.createDeployObjects(ctx, nsBurst, n, 1)
+		return err
+	})
+}
+
+// update changes the image of the N converged DeployObjects and times until
+// each is Ready at its new generation with the new image rolled out.
+func (b *bench) update(ctx context.Context) (*convergeResult, error) {
+	n := b.opts.n
+	if err := b.ensureConverged(ctx, nsBurst); err != nil {
+		return nil, err
+	}
+	obs, err := b.observe(ctx, nsBurst)
+	if err != nil {
+		return nil, err
+	}
+	defer obs.close()
+	ctrl, err := b.startController("update")
+	if err != nil {
+		return nil, err
+	}
+	defer b.stopController(ctrl)
+	if _, err := ctrl.waitReady(ctx, readyzTimeout); err != nil {
+		return nil, err
+	}
+	if err := waitIdle(ctx, ctrl, n); err != nil {
+		return nil, err
+	}
+	return b.measureWave(ctx, obs, ctrl, func(ctx context.Context) error {
+		return b.updateImages(ctx, nsBurst, n, updatedImage)
+	})
+}
+
+// measureWave runs load against an idle, ready controller and measures the
+// convergence that follows, from the controller's metrics before and after.
+func (b *bench) measureWave(ctx context.Context, obs *observer, ctrl *controller, load func(context.Context) error) (*convergeResult, error) {
+	n := b.opts.n
+	before, err := ctrl.scrape(ctx)
+	if err != nil {
+		return nil, err
+	}
+	start := time.Now()
+	if err := load(ctx); err != nil {
+		return nil, err
+	}
+	loaded := time.Since(start)
+	// Convergence cannot come before the last write of load, so waiting
+	// only now still times it from start.
+	conv, err := waitConverged(ctx, obs, ctrl, n, start, true)
+	if err != nil {
+		return nil, err
+	}
+	after, err := ctrl.scrape(ctx)
+	if err != nil {
+		return nil, err
+	}
+	res := converged(ctrl, before, after, n, conv)
+	res.LoadSeconds = loaded.Seconds()
+	return res, nil
+}
+
+// steady counts the writes of a controller over N objects already in sync:
+// restarted with a short resync period, across two resyncs; and restarted
+// with default flags, right after its caches sync. Both should be zero.
+func (b *bench) steady(ctx context.Context) (*steadyResult, error) {
+	n := b.opts.n
+	if err := b.ensureConverged(ctx, nsBurst); err != nil {
+		return nil, err
+	}
+	obs, err := b.observe(ctx, nsBurst)
+	if err != nil {
+		return nil, err
+	}
+	defer obs.close()
+
+	// Counting from process start (a nil baseline) includes the initial
+	// sync, which is when a controller that disagrees with its own
+	// writes would show it.
+	windowFromReady := func(label string, window time.Duration, flags ...string) (*controller, snapshot, error) {
+		ctrl, err := b.startController(label, flags...)
+		if err != nil {
+			return nil, nil, err
+		}
+		defer b.stopController(ctrl)
+		if _, err := ctrl.waitReady(ctx, readyzTimeout); err != nil {
+			return nil, nil, err
+		}
+		p, err := obs.progress()
+		if err != nil {
+			return nil, nil, err
+		}
+		if p.total != n || p.ready != n {
+			return nil, nil, fmt.Errorf("objects not in sync before measuring: %s", p.describe(n, true))
+		}
+		b.logf("steady: counting the writes of controller %s for %s", label, window)
+		if err := sleepAlive(ctx, ctrl, window); err != nil {
+			return nil, nil, err
+		}
+		after, err := ctrl.scrape(ctx)
+		return ctrl, after, err
+	}
+
+	resync, resyncAfter, err := windowFromReady("steady-resync", steadyWindow, steadyResync)
+	if err != nil {
+		return nil, err
+	}
+	restart, restartAfter, err := windowFromReady("steady-restart", restartWindow)
+	if err != nil {
+		return nil, err
+	}
+	return &steadyResult{
+		ResyncControllerFlags:  nonNil(resync.flags),
+		ResyncWindowSeconds:    steadyWindow.Seconds(),
+		ResyncReconciles:       resyncAfter.sum("deployobject_reconcile_total"),
+		ResyncWrites:           writesBetween(nil, resyncAfter, n),
+		RestartControllerFlags: nonNil(restart.flags),
+		RestartWindowSeconds:   restartWindow.Seconds(),
+		RestartReconciles:      restartAfter.sum("deployobject_reconcile_total"),
+		RestartWrites:          writesBetween(nil, restartAfter, n),
+	}, nil
+}
+
+// ensureConverged makes ns hold N Ready DeployObjects: those burst left
+// behind, or new ones taken to Ready by a controller of their own when
+// steady or update runs without burst.
+func (b *bench) ensureConverged(ctx context.Context, ns string) error {
+	n := b.opts.n
+	obs, err := b.observe(ctx, ns)
+	if err != nil {
+		return err
+	}
+	p, err := obs.progress()
+	obs.close()
+	if err != nil {
+		return err
+	}
+	if p.total == n && p.ready == n {
+		return nil
+	}
+	b.logf("preparing %d Ready DeployObjects in %s", n, ns)
+	if err := b.freshNamespace(ctx, ns); err != nil {
+		return err
+	}
+	if obs, err = b.observe(ctx, ns); err != nil {
+		return err
+	}
+	defer obs.close()
+	ctrl, err := b.startController("prepare")
+	if err != nil {
+		return err
+	}
+	defer b.stopController(ctrl)
+	if _, err := ctrl.waitReady(ctx, readyzTimeout); err != nil {
+		return err
+	}
+	start := time.Now()
+	if _, err := b.createDeployObjects(ctx, ns, n, 1); err != nil {
+		return err
+	}
+	if _, err := waitConverged(ctx, obs, ctrl, n, start, true); err != nil {
+		return fmt.Errorf("preparing %s: %w", ns, err)
+	}
+	return nil
+}
+
+// mem measures the controller's heap and RSS over an empty cluster, over
+// mem-n DeployObjects with replicas 0 (a Deployment and a Service each, no
+// pods), and with as many unrelated Deployments and ConfigMaps again; then
+// how long a restart over all of them takes to sync its caches.
+func (b *bench) mem(ctx context.Context) (*memResult, error) {
+	n := b.opts.memN
+	for _, ns := range []string{nsMem, nsUnrelated} {
+		if err := b.freshNamespace(ctx, ns); err != nil {
+			return nil, err
+		}
+	}
+	obs, err := b.observe(ctx, nsMem)
+	if err != nil {
+		return nil, err
+	}
+	defer obs.close()
+	ctrl, err := b.startController("mem")
+	if err != nil {
+		return nil, err
+	}
+	defer b.stopController(ctrl)
+	if _, err := ctrl.waitReady(ctx, readyzTimeout); err != nil {
+		return nil, err
+	}
+	// Let start-up allocations (event broadcaster, first scrapes) settle.
+	if err := sleepAlive(ctx, ctrl, 2*time.Second); err != nil {
+		return nil, err
+	}
+	empty, err := ctrl.heap(ctx)
+	if err != nil {
+		return nil, err
+	}
+
+	b.logf("mem: creating %d DeployObjects", n)
+	start := time.Now()
+	if _, err := b.createDeployObjects(ctx, nsMem, n, 0); err != nil {
+		return nil, err
+	}
+	created := time.Since(start)
+	conv, err := waitConverged(ctx, obs, ctrl, n, start, false)
+	if err != nil {
+		return nil, fmt.Errorf("waiting for %d DeployObjects: %w", n, err)
+	}
+	loaded, err := ctrl.heap(ctx)
+	if err != nil {
+		return nil, err
+	}
+
+	b.logf("mem: creating %d unrelated Deployments and %d ConfigMaps", n, n)
+	if err := b.createUnrelated(ctx, nsUnrelated, n); err != nil {
+		return nil, err
+	}
+	if err := sleepAlive(ctx, ctrl, unrelatedSettle); err != nil {
+		return nil, err
+	}
+	withUnrelated, err := ctrl.heap(ctx)
+	if err != nil {
+		return nil, err
+	}
+	b.stopController(ctrl)
+
+	restarted, err := b.startController("mem-restart")
+	if err != nil {
+		return nil, err
+	}
+	defer b.stopController(restarted)
+	readyz, err := restarted.waitReady(ctx, readyzTimeout)
+	if err != nil {
+		return nil, err
+	}
+	if err := waitIdle(ctx, restarted, n); err != nil {
+		return nil, err
+	}
+	idle := time.Since(restarted.started)
+
+	return &memResult{
+		ControllerFlags:            nonNil(ctrl.flags),
+		Empty:                      empty,
+		Loaded:                     loaded,
+		CreateSeconds:              created.Seconds(),
+		ReconciledSeconds:          conv.reconciled.Seconds(),
+		HeapInusePerObjectBytes:    loaded.HeapInuseBytes / float64(n),
+		HeapInusePerObjectNetBytes: (loaded.HeapInuseBytes - empty.HeapInuseBytes) / float64(n),
+		RSSPerObjectBytes:          loaded.RSSBytes / float64(n),
+		WithUnrelated:              withUnrelated,
+		UnrelatedHeapChangePercent: (withUnrelated.HeapInuseBytes - loaded.HeapInuseBytes) / loaded.HeapInuseBytes * 100,
+		RestartReadyzSeconds:       readyz.Seconds(),
+		RestartIdleSeconds:         idle.Seconds(),
+	}, nil
+}
