@@ -168,20 +168,26 @@ func (f *fixture) newController(ctx context.Context) *Controller {
 		f.t.Fatalf("NewController: %v", err)
 	}
 	c.now = func() metav1.Time { return fixedNow }
+	// The caches hold what the informers' transform keeps, as in
+	// production; the fake API server holds the whole objects.
 	for _, d := range f.dobjs {
-		mustAdd(f.t, factory.App().V1().DeployObjects().Informer().GetIndexer(), d)
+		mustAdd(f.t, factory.App().V1().DeployObjects().Informer().GetIndexer(), d.DeepCopy())
 	}
 	for _, d := range f.deployments {
-		mustAdd(f.t, kubeFactory.Apps().V1().Deployments().Informer().GetIndexer(), d)
+		mustAdd(f.t, kubeFactory.Apps().V1().Deployments().Informer().GetIndexer(), d.DeepCopy())
 	}
 	for _, s := range f.services {
-		mustAdd(f.t, kubeFactory.Core().V1().Services().Informer().GetIndexer(), s)
+		mustAdd(f.t, kubeFactory.Core().V1().Services().Informer().GetIndexer(), s.DeepCopy())
 	}
 	return c
 }
 
 func mustAdd(t *testing.T, indexer cache.Indexer, obj any) {
 	t.Helper()
+	obj, err := transformObject(obj)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := indexer.Add(obj); err != nil {
 		t.Fatalf("seeding indexer: %v", err)
 	}
@@ -366,14 +372,14 @@ func TestSyncCorrectsDeploymentDrift(t *testing.T) {
 				t.Fatalf("sync: %v", err)
 			}
 			actions := writes(f.kubeClient.Actions(), f.client.Actions())
-			expectActions(t, actions, "update deployments", "patch deployobjects/status")
-			if ready := readyOf(t, actions[1]); ready.Reason != appv1.ReasonProgressing {
+			expectActions(t, actions, "get deployments", "update deployments", "patch deployobjects/status")
+			if ready := readyOf(t, actions[2]); ready.Reason != appv1.ReasonProgressing {
 				t.Errorf("Ready reason after a drift fix = %s, want Progressing until the Deployment controller catches up", ready.Reason)
 			}
 			if ev := events(f.recorder); len(ev) != 1 || !strings.HasPrefix(ev[0], "Normal DriftCorrected updated Deployment web") {
 				t.Errorf("events = %q, want one Normal DriftCorrected", ev)
 			}
-			got := actions[0].(core.UpdateAction).GetObject().(*appsv1.Deployment)
+			got := actions[1].(core.UpdateAction).GetObject().(*appsv1.Deployment)
 			if !deploymentMatches(got, desiredDeployment(dobj)) {
 				t.Errorf("updated Deployment still drifts:\n%s", diff.Diff(desiredDeployment(dobj), got))
 			}
@@ -410,8 +416,8 @@ func TestSyncCorrectsServiceDrift(t *testing.T) {
 			if err != nil {
 				t.Fatalf("sync: %v", err)
 			}
-			expectActions(t, actions, "update services")
-			got := actions[0].(core.UpdateAction).GetObject().(*corev1.Service)
+			expectActions(t, actions, "get services", "update services")
+			got := actions[1].(core.UpdateAction).GetObject().(*corev1.Service)
 			if _, changed := mergeService(got, desiredService(dobj)); changed {
 				t.Errorf("updated Service still drifts: %+v", got.Spec)
 			}
@@ -435,7 +441,7 @@ func TestSyncSpecRolloutRecordsNoEvent(t *testing.T) {
 	if err != nil {
 		t.Fatalf("sync: %v", err)
 	}
-	expectActions(t, actions, "update deployments", "patch deployobjects/status")
+	expectActions(t, actions, "get deployments", "update deployments", "patch deployobjects/status")
 	if ev := events(f.recorder); len(ev) != 0 {
 		t.Errorf("events = %q, want none: a spec rollout is told by the Ready condition", ev)
 	}
@@ -466,8 +472,8 @@ func TestSyncPreservesForeignFields(t *testing.T) {
 	if err != nil {
 		t.Fatalf("sync: %v", err)
 	}
-	expectActions(t, actions, "update deployments", "update services")
-	gotD := actions[0].(core.UpdateAction).GetObject().(*appsv1.Deployment)
+	expectActions(t, actions, "get deployments", "update deployments", "get services", "update services")
+	gotD := actions[1].(core.UpdateAction).GetObject().(*appsv1.Deployment)
 	if gotD.Labels["team"] != "payments" || gotD.Annotations["deployment.kubernetes.io/revision"] != "3" ||
 		gotD.Spec.Template.Annotations["kubectl.kubernetes.io/restartedAt"] == "" {
 		t.Errorf("foreign labels or annotations lost: %v %v %v", gotD.Labels, gotD.Annotations, gotD.Spec.Template.Annotations)
@@ -478,7 +484,7 @@ func TestSyncPreservesForeignFields(t *testing.T) {
 	if c := gotD.Spec.Template.Spec.Containers[0]; c.Image != "nginx:1.28" || c.ImagePullPolicy != corev1.PullAlways {
 		t.Errorf("container = %s/%s, want the new image and the foreign pull policy", c.Image, c.ImagePullPolicy)
 	}
-	gotS := actions[1].(core.UpdateAction).GetObject().(*corev1.Service)
+	gotS := actions[3].(core.UpdateAction).GetObject().(*corev1.Service)
 	if gotS.Spec.ClusterIP != "10.96.0.10" || gotS.Spec.Ports[0].NodePort != 30080 || gotS.Spec.Ports[0].Port != 80 || gotS.Labels["team"] != "payments" {
 		t.Errorf("Service = %+v %v, want clusterIP and nodePort kept, port 80, foreign label kept", gotS.Spec, gotS.Labels)
 	}
@@ -693,7 +699,7 @@ func TestSyncTransientErrorRequeues(t *testing.T) {
 			}
 			// A transient failure says nothing about the DeployObject: its
 			// status is not touched and no event is recorded.
-			expectActions(t, writes(f.kubeClient.Actions(), f.client.Actions()), "update deployments")
+			expectActions(t, writes(f.kubeClient.Actions(), f.client.Actions()), "get deployments", "update deployments")
 			if ev := events(f.recorder); len(ev) != 0 {
 				t.Errorf("events = %q, want none", ev)
 			}

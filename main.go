@@ -113,7 +113,7 @@ func run(ctx context.Context, opts *options) error {
 
 	dobjFactory := informers.NewSharedInformerFactoryWithOptions(client, opts.resyncPeriod,
 		informers.WithNamespace(opts.namespace),
-		informers.WithTransform(dropManagedFields))
+		informers.WithTransform(transformObject))
 	// Children are only read through the controller's own label, and
 	// resyncs of children are dropped by the handlers, so they get none.
 	childFactory := kubeinformers.NewSharedInformerFactoryWithOptions(kubeClient, 0,
@@ -121,7 +121,7 @@ func run(ctx context.Context, opts *options) error {
 		kubeinformers.WithTweakListOptions(func(o *metav1.ListOptions) {
 			o.LabelSelector = labels.Set{managedByLabel: managedByValue}.String()
 		}),
-		kubeinformers.WithTransform(dropManagedFields))
+		kubeinformers.WithTransform(transformObject))
 
 	controller, err := NewController(ctx, kubeClient, client,
 		dobjFactory.App().V1().DeployObjects(),
@@ -162,17 +162,6 @@ func run(ctx context.Context, opts *options) error {
 	return runAsLeader(ctx, elector, metrics, func(ctx context.Context) error {
 		return controller.Run(ctx, opts.workers)
 	})
-}
-
-// dropManagedFields is the informers' transform: the controller never reads
-// managedFields, which are often the largest part of an object, so they are
-// not cached. Updates built from cached objects leave them nil, which the API
-// server takes as "unchanged".
-func dropManagedFields(obj any) (any, error) {
-	if m, ok := obj.(metav1.Object); ok {
-		m.SetManagedFields(nil)
-	}
-	return obj, nil
 }
 
 func restConfig(opts *options) (*rest.Config, bool, error) {

@@ -163,6 +163,8 @@ type childOps[T metav1.Object] struct {
 func syncChild[T metav1.Object](ctx context.Context, dobj *appv1.DeployObject, desired T, ops childOps[T]) (T, string, error) {
 	var zero T
 	name := desired.GetName()
+	// fresh: live was just read from the API server, not from the cache.
+	fresh := false
 	live, err := ops.cached(name)
 	if apierrors.IsNotFound(err) {
 		created, err := ops.create(ctx, desired, metav1.CreateOptions{FieldManager: fieldManager})
@@ -175,16 +177,30 @@ func syncChild[T metav1.Object](ctx context.Context, dobj *appv1.DeployObject, d
 		// It exists but is not in the cache: either the cache lags behind
 		// (it is ours) or it lacks the managed-by label (it may be someone
 		// else's). Only the live object can tell.
-		live, err = ops.get(ctx, name, metav1.GetOptions{})
-		if err != nil {
+		if live, err = ops.get(ctx, name, metav1.GetOptions{}); err != nil {
 			return zero, "", fmt.Errorf("reading %s %s: %w", ops.kind, name, err)
 		}
+		fresh = true
 	} else if err != nil {
 		return zero, "", fmt.Errorf("reading %s %s from cache: %w", ops.kind, name, err)
 	}
 
 	if !metav1.IsControlledBy(live, dobj) {
 		return zero, "", &resourceConflictError{kind: ops.kind, name: name}
+	}
+	if _, changed := ops.merge(live, desired); !changed {
+		return live, "", nil
+	}
+	if !fresh {
+		// The cache holds only the fields the controller reads (see
+		// transform.go); an update must carry everything else unchanged,
+		// so it starts from the live object.
+		if live, err = ops.get(ctx, name, metav1.GetOptions{}); err != nil {
+			return zero, "", fmt.Errorf("reading %s %s: %w", ops.kind, name, err)
+		}
+		if !metav1.IsControlledBy(live, dobj) {
+			return zero, "", &resourceConflictError{kind: ops.kind, name: name}
+		}
 	}
 	merged, changed := ops.merge(live, desired)
 	if !changed {

@@ -1,0 +1,92 @@
+package main
+
+import (
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	appv1 "deployobject.dev/controller/pkg/apis/app/v1"
+)
+
+// TestSlimCacheAnswersLikeTheFullObject: every question the controller asks
+// of a cached child gets the same answer from the slimmed copy as from the
+// whole object, in sync or drifted.
+func TestSlimCacheAnswersLikeTheFullObject(t *testing.T) {
+	drifts := map[string]func(*appsv1.Deployment, *corev1.Service){
+		"in sync":     func(*appsv1.Deployment, *corev1.Service) {},
+		"image":       func(d *appsv1.Deployment, _ *corev1.Service) { d.Spec.Template.Spec.Containers[0].Image = "x" },
+		"replicas":    func(d *appsv1.Deployment, _ *corev1.Service) { d.Spec.Replicas = ptr.To[int32](9) },
+		"env":         func(d *appsv1.Deployment, _ *corev1.Service) { d.Spec.Template.Spec.Containers[0].Env = nil },
+		"resources":   func(d *appsv1.Deployment, _ *corev1.Service) { d.Spec.Template.Spec.Containers[0].Resources.Limits = nil },
+		"label":       func(d *appsv1.Deployment, s *corev1.Service) { delete(d.Labels, nameLabel); delete(s.Labels, nameLabel) },
+		"ports":       func(d *appsv1.Deployment, s *corev1.Service) { d.Spec.Template.Spec.Containers[0].Ports = nil; s.Spec.Ports[0].Port = 1 },
+		"nodePort":    func(_ *appsv1.Deployment, s *corev1.Service) { s.Spec.Type = corev1.ServiceTypeNodePort; s.Spec.Ports[0].NodePort = 30001 },
+		"not rolled":  func(d *appsv1.Deployment, _ *corev1.Service) { d.Generation = 5 },
+		"unavailable": func(d *appsv1.Deployment, _ *corev1.Service) { d.Status.AvailableReplicas = 0 },
+		"stuck": func(d *appsv1.Deployment, _ *corev1.Service) {
+			d.Status.UpdatedReplicas = 0
+			d.Status.Conditions = []appsv1.DeploymentCondition{
+				{Type: appsv1.DeploymentAvailable, Status: corev1.ConditionFalse, Reason: "MinimumReplicasUnavailable"},
+				{Type: appsv1.DeploymentProgressing, Status: corev1.ConditionFalse, Reason: "ProgressDeadlineExceeded", Message: "timed out"},
+			}
+		},
+	}
+	for name, drift := range drifts {
+		t.Run(name, func(t *testing.T) {
+			dobj := newDeployObject()
+			full := liveDeployment(dobj)
+			full.Annotations = map[string]string{"deployment.kubernetes.io/revision": "2"}
+			full.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "kube-controller-manager"}}
+			full.Spec.Template.Spec.Containers = append(full.Spec.Template.Spec.Containers, corev1.Container{Name: "sidecar", Image: "envoy", Resources: corev1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")}}})
+			fullSvc := liveService(dobj)
+			drift(full, fullSvc)
+
+			slim := slimDeployment(full.DeepCopy())
+			slimSvc := slimService(fullSvc.DeepCopy())
+			if a, b := deploymentMatches(full, desiredDeployment(dobj)), deploymentMatches(slim, desiredDeployment(dobj)); a != b {
+				t.Errorf("deploymentMatches: full %v, slim %v", a, b)
+			}
+			_, a := mergeService(fullSvc, desiredService(dobj))
+			_, b := mergeService(slimSvc, desiredService(dobj))
+			if a != b {
+				t.Errorf("mergeService changed: full %v, slim %v", a, b)
+			}
+			if !metav1.IsControlledBy(slim, dobj) || !metav1.IsControlledBy(slimSvc, dobj) {
+				t.Error("ownership lost")
+			}
+			fullReady := readyCondition(dobj, syncOutcome{deployment: full, service: fullSvc})
+			slimReady := readyCondition(dobj, syncOutcome{deployment: slim, service: slimSvc})
+			if fullReady != slimReady {
+				t.Errorf("Ready: full %+v, slim %+v", fullReady, slimReady)
+			}
+			if slim.Annotations != nil || slim.ManagedFields != nil || slimSvc.Spec.ClusterIP != "" {
+				t.Error("the slim copies keep what the controller never reads")
+			}
+		})
+	}
+}
+
+func TestTransformKeepsDeployObjectSpecAndStatus(t *testing.T) {
+	dobj := inSync(newDeployObject())
+	dobj.Annotations = map[string]string{"kubectl.kubernetes.io/last-applied-configuration": "{...}"}
+	dobj.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "kubectl"}}
+	want := dobj.DeepCopy()
+	got, err := transformObject(dobj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := got.(*appv1.DeployObject)
+	if d.Annotations != nil || d.ManagedFields != nil {
+		t.Error("annotations and managedFields are kept")
+	}
+	if !equalObjects(d.Spec, want.Spec) || !equalObjects(d.Status, want.Status) || d.UID != want.UID || d.Generation != want.Generation {
+		t.Error("the transform changed what the controller reads")
+	}
+	if other, _ := transformObject("tombstone"); other != "tombstone" {
+		t.Error("unknown objects must pass unchanged")
+	}
+}
