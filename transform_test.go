@@ -17,14 +17,25 @@ import (
 // whole object, in sync or drifted.
 func TestSlimCacheAnswersLikeTheFullObject(t *testing.T) {
 	drifts := map[string]func(*appsv1.Deployment, *corev1.Service){
-		"in sync":     func(*appsv1.Deployment, *corev1.Service) {},
-		"image":       func(d *appsv1.Deployment, _ *corev1.Service) { d.Spec.Template.Spec.Containers[0].Image = "x" },
-		"replicas":    func(d *appsv1.Deployment, _ *corev1.Service) { d.Spec.Replicas = ptr.To[int32](9) },
-		"env":         func(d *appsv1.Deployment, _ *corev1.Service) { d.Spec.Template.Spec.Containers[0].Env = nil },
-		"resources":   func(d *appsv1.Deployment, _ *corev1.Service) { d.Spec.Template.Spec.Containers[0].Resources.Limits = nil },
-		"label":       func(d *appsv1.Deployment, s *corev1.Service) { delete(d.Labels, nameLabel); delete(s.Labels, nameLabel) },
-		"ports":       func(d *appsv1.Deployment, s *corev1.Service) { d.Spec.Template.Spec.Containers[0].Ports = nil; s.Spec.Ports[0].Port = 1 },
-		"nodePort":    func(_ *appsv1.Deployment, s *corev1.Service) { s.Spec.Type = corev1.ServiceTypeNodePort; s.Spec.Ports[0].NodePort = 30001 },
+		"in sync":  func(*appsv1.Deployment, *corev1.Service) {},
+		"image":    func(d *appsv1.Deployment, _ *corev1.Service) { d.Spec.Template.Spec.Containers[0].Image = "x" },
+		"replicas": func(d *appsv1.Deployment, _ *corev1.Service) { d.Spec.Replicas = ptr.To[int32](9) },
+		"env":      func(d *appsv1.Deployment, _ *corev1.Service) { d.Spec.Template.Spec.Containers[0].Env = nil },
+		"resources": func(d *appsv1.Deployment, _ *corev1.Service) {
+			d.Spec.Template.Spec.Containers[0].Resources.Limits = nil
+		},
+		"label": func(d *appsv1.Deployment, s *corev1.Service) {
+			delete(d.Labels, nameLabel)
+			delete(s.Labels, nameLabel)
+		},
+		"ports": func(d *appsv1.Deployment, s *corev1.Service) {
+			d.Spec.Template.Spec.Containers[0].Ports = nil
+			s.Spec.Ports[0].Port = 1
+		},
+		"nodePort": func(_ *appsv1.Deployment, s *corev1.Service) {
+			s.Spec.Type = corev1.ServiceTypeNodePort
+			s.Spec.Ports[0].NodePort = 30001
+		},
 		"not rolled":  func(d *appsv1.Deployment, _ *corev1.Service) { d.Generation = 5 },
 		"unavailable": func(d *appsv1.Deployment, _ *corev1.Service) { d.Status.AvailableReplicas = 0 },
 		"stuck": func(d *appsv1.Deployment, _ *corev1.Service) {
