@@ -12,6 +12,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"net"
 	"net/http"
@@ -387,4 +388,44 @@ func consistently(t *testing.T, duration time.Duration, what string, cond func()
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
+}
+
+// auditEvent is the part of a kube-apiserver audit log line the tests read.
+type auditEvent struct {
+	Verb      string `json:"verb"`
+	UserAgent string `json:"userAgent"`
+	ObjectRef struct {
+		Resource  string `json:"resource"`
+		Namespace string `json:"namespace"`
+	} `json:"objectRef"`
+	RequestReceivedTimestamp time.Time `json:"requestReceivedTimestamp"`
+}
+
+// controllerWrites counts, from the API server's audit log (every write is
+// logged, see hack/tools/audit-policy.yaml), the requests with verb on
+// resource in namespace ns made by the controller since t0.
+func controllerWrites(t *testing.T, ns, resource, verb string, since time.Time) int {
+	t.Helper()
+	f, err := os.Open(filepath.Join(filepath.Dir(env.kubeconfig), "logs", "audit.log"))
+	if err != nil {
+		t.Fatalf("opening the audit log: %v", err)
+	}
+	defer f.Close()
+	n := 0
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		var e auditEvent
+		if json.Unmarshal(sc.Bytes(), &e) != nil {
+			continue
+		}
+		if e.Verb == verb && e.ObjectRef.Resource == resource && e.ObjectRef.Namespace == ns &&
+			strings.HasPrefix(e.UserAgent, "deployobject-controller/") && !e.RequestReceivedTimestamp.Before(since) {
+			n++
+		}
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatalf("reading the audit log: %v", err)
+	}
+	return n
 }
