@@ -10,19 +10,13 @@ import (
 	appv1 "deployobject.dev/controller/pkg/apis/app/v1"
 )
 
+// The children's labels and container name are part of the API (see
+// pkg/apis/app/v1/labels.go); these short names keep the builders readable.
 const (
-	// managedByLabel marks every child; the child informers list and watch
-	// only objects carrying it, so the cache does not grow with the cluster.
-	managedByLabel = "app.kubernetes.io/managed-by"
-	managedByValue = "deployobject-controller"
-
-	// nameLabel selects the pods of one DeployObject. DeployObject names are
-	// DNS-1035 labels (enforced by the CRD), so they are valid label values.
-	nameLabel = "app.deployobject.dev/name"
-
-	// containerName is the one container the controller owns in the pod
-	// template; other containers (sidecars added by others) are left alone.
-	containerName = "app"
+	managedByLabel = appv1.LabelManagedBy
+	managedByValue = appv1.ManagedByController
+	nameLabel      = appv1.LabelName
+	containerName  = appv1.ContainerName
 )
 
 var deployObjectKind = appv1.SchemeGroupVersion.WithKind("DeployObject")

@@ -16,14 +16,12 @@ import (
 	appv1 "deployobject.dev/controller/pkg/apis/app/v1"
 )
 
-// What the controller writes, repeated here rather than imported: the
-// controller is package main, and the benchmark must treat it as a black box
-// anyway.
+// What the controller writes, from the API package that documents it.
 const (
-	managedByLabel = "app.kubernetes.io/managed-by"
-	managedByValue = "deployobject-controller"
-	nameLabel      = "app.deployobject.dev/name"
-	containerName  = "app"
+	managedByLabel = appv1.LabelManagedBy
+	managedByValue = appv1.ManagedByController
+	nameLabel      = appv1.LabelName
+	containerName  = appv1.ContainerName
 )
 
 const (

@@ -1,0 +1,16 @@
+package v1
+
+// Labels and names the controller puts on the children of a DeployObject.
+// They are part of the API: tools select the children and pods by them.
+const (
+	// LabelManagedBy, set to ManagedByController, marks every Deployment and
+	// Service the controller made; it watches only objects carrying it.
+	LabelManagedBy      = "app.kubernetes.io/managed-by"
+	ManagedByController = "deployobject-controller"
+
+	// LabelName, set to the DeployObject's name, selects its pods.
+	LabelName = "app.deployobject.dev/name"
+
+	// ContainerName is the container the controller owns in the pod template.
+	ContainerName = "app"
+)
