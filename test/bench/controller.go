@@ -192,6 +192,22 @@ func (c *controller) heap(ctx context.Context) (memory, error) {
 
 // stop ends the process with SIGTERM, as a rollout would, and kills it if it
 // has not exited 30 s later (the controller's shutdown grace is 10 s).
+// startReady starts a controller and waits for its /readyz, returning how
+// long that took. The caller stops it; if it never becomes ready, it is
+// stopped here.
+func (b *bench) startReady(ctx context.Context, label string, stepFlags ...string) (*controller, time.Duration, error) {
+	ctrl, err := b.startController(label, stepFlags...)
+	if err != nil {
+		return nil, 0, err
+	}
+	readyz, err := ctrl.waitReady(ctx, readyzTimeout)
+	if err != nil {
+		b.stopController(ctrl)
+		return nil, 0, err
+	}
+	return ctrl, readyz, nil
+}
+
 func (b *bench) stopController(c *controller) {
 	select {
 	case <-c.done:

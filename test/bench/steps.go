@@ -57,15 +57,11 @@ func (b *bench) backlog(ctx context.Context) (*convergeResult, error) {
 		return nil, err
 	}
 	defer obs.close()
-	ctrl, err := b.startController("backlog")
+	ctrl, readyz, err := b.startReady(ctx, "backlog")
 	if err != nil {
 		return nil, err
 	}
 	defer b.stopController(ctrl)
-	readyz, err := ctrl.waitReady(ctx, readyzTimeout)
-	if err != nil {
-		return nil, err
-	}
 	conv, err := waitConverged(ctx, obs, ctrl, n, ctrl.started, true)
 	if err != nil {
 		return nil, fmt.Errorf("waiting for the backlog: %w", err)
@@ -95,14 +91,11 @@ func (b *bench) burst(ctx context.Context) (*convergeResult, error) {
 		return nil, err
 	}
 	defer obs.close()
-	ctrl, err := b.startController("burst")
+	ctrl, _, err := b.startReady(ctx, "burst")
 	if err != nil {
 		return nil, err
 	}
 	defer b.stopController(ctrl)
-	if _, err := ctrl.waitReady(ctx, readyzTimeout); err != nil {
-		return nil, err
-	}
 	return b.measureWave(ctx, obs, ctrl, func(ctx context.Context) error {
 		_, err := b.createDeployObjects(ctx, nsBurst, n, 1)
 		return err
@@ -121,14 +114,11 @@ func (b *bench) update(ctx context.Context) (*convergeResult, error) {
 		return nil, err
 	}
 	defer obs.close()
-	ctrl, err := b.startController("update")
+	ctrl, _, err := b.startReady(ctx, "update")
 	if err != nil {
 		return nil, err
 	}
 	defer b.stopController(ctrl)
-	if _, err := ctrl.waitReady(ctx, readyzTimeout); err != nil {
-		return nil, err
-	}
 	if err := waitIdle(ctx, ctrl, n); err != nil {
 		return nil, err
 	}
@@ -183,14 +173,11 @@ func (b *bench) steady(ctx context.Context) (*steadyResult, error) {
 	// sync, which is when a controller that disagrees with its own
 	// writes would show it.
 	windowFromReady := func(label string, window time.Duration, flags ...string) (*controller, snapshot, error) {
-		ctrl, err := b.startController(label, flags...)
+		ctrl, _, err := b.startReady(ctx, label, flags...)
 		if err != nil {
 			return nil, nil, err
 		}
 		defer b.stopController(ctrl)
-		if _, err := ctrl.waitReady(ctx, readyzTimeout); err != nil {
-			return nil, nil, err
-		}
 		p, err := obs.progress()
 		if err != nil {
 			return nil, nil, err
@@ -251,14 +238,11 @@ func (b *bench) ensureConverged(ctx context.Context, ns string) error {
 		return err
 	}
 	defer obs.close()
-	ctrl, err := b.startController("prepare")
+	ctrl, _, err := b.startReady(ctx, "prepare")
 	if err != nil {
 		return err
 	}
 	defer b.stopController(ctrl)
-	if _, err := ctrl.waitReady(ctx, readyzTimeout); err != nil {
-		return err
-	}
 	start := time.Now()
 	if _, err := b.createDeployObjects(ctx, ns, n, 1); err != nil {
 		return err
@@ -285,14 +269,11 @@ func (b *bench) mem(ctx context.Context) (*memResult, error) {
 		return nil, err
 	}
 	defer obs.close()
-	ctrl, err := b.startController("mem")
+	ctrl, _, err := b.startReady(ctx, "mem")
 	if err != nil {
 		return nil, err
 	}
 	defer b.stopController(ctrl)
-	if _, err := ctrl.waitReady(ctx, readyzTimeout); err != nil {
-		return nil, err
-	}
 	// Let start-up allocations (event broadcaster, first scrapes) settle.
 	if err := sleepAlive(ctx, ctrl, 2*time.Second); err != nil {
 		return nil, err
@@ -330,15 +311,11 @@ func (b *bench) mem(ctx context.Context) (*memResult, error) {
 	}
 	b.stopController(ctrl)
 
-	restarted, err := b.startController("mem-restart")
+	restarted, readyz, err := b.startReady(ctx, "mem-restart")
 	if err != nil {
 		return nil, err
 	}
 	defer b.stopController(restarted)
-	readyz, err := restarted.waitReady(ctx, readyzTimeout)
-	if err != nil {
-		return nil, err
-	}
 	if err := waitIdle(ctx, restarted, n); err != nil {
 		return nil, err
 	}
