@@ -822,5 +822,3 @@ func yamlOrJSON(data []byte, into any) error {
 func equalObjects(a, b any) bool {
 	return equality.Semantic.DeepEqual(a, b)
 }
-
-func intOrQuantity(s string) resource.Quantity { return resource.MustParse(s) }

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
@@ -72,7 +73,7 @@ func TestDesiredDeploymentDoesNotAlias(t *testing.T) {
 	dobj := newDeployObject()
 	d := desiredDeployment(dobj)
 	d.Spec.Template.Spec.Containers[0].Env[1].ValueFrom.FieldRef.FieldPath = "changed"
-	d.Spec.Template.Spec.Containers[0].Resources.Limits[corev1.ResourceMemory] = intOrQuantity("1Gi")
+	d.Spec.Template.Spec.Containers[0].Resources.Limits[corev1.ResourceMemory] = resource.MustParse("1Gi")
 	if dobj.Spec.Env[1].ValueFrom.FieldRef.FieldPath != "metadata.name" || dobj.Spec.Resources.Limits.Memory().String() != "128Mi" {
 		t.Error("changing the built Deployment changed the DeployObject in the cache")
 	}
