@@ -1,6 +1,8 @@
 package main
 
 import (
+	"unique"
+
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -14,6 +16,14 @@ import (
 // configuration can be larger than the rest of an object. Cached objects
 // are never written back: an update starts from a fresh read of the live
 // object (see syncChild), so nothing dropped here can be lost.
+//
+// Each transform trims the freshly decoded object in place, so an event
+// costs no second allocation of the object. It also points the strings that
+// thousands of cached objects repeat (label keys, the namespace, owner
+// references' API version and kind, images, port names and protocols) at
+// one shared copy each, and the copies of an object's own name in its labels
+// and owner references at its name: decoded, every object holds its own copy
+// of each.
 
 // transformObject dispatches on the type the informer delivers; anything
 // else (tombstones are not transformed) passes unchanged.
@@ -31,67 +41,139 @@ func transformObject(obj any) (any, error) {
 
 // slimMeta keeps the identity, labels and owners of an object.
 func slimMeta(m metav1.ObjectMeta) metav1.ObjectMeta {
+	for i := range m.OwnerReferences {
+		ref := &m.OwnerReferences[i]
+		ref.APIVersion, ref.Kind, ref.Name = intern(ref.APIVersion), intern(ref.Kind), share(ref.Name, m.Name)
+	}
 	return metav1.ObjectMeta{
 		Name:              m.Name,
-		Namespace:         m.Namespace,
+		Namespace:         intern(m.Namespace),
 		UID:               m.UID,
 		ResourceVersion:   m.ResourceVersion,
 		Generation:        m.Generation,
-		Labels:            m.Labels,
+		Labels:            shareLabels(m.Labels, m.Name),
 		OwnerReferences:   m.OwnerReferences,
 		DeletionTimestamp: m.DeletionTimestamp,
 	}
+}
+
+// intern returns the one shared copy of s.
+func intern[S ~string](s S) S {
+	return S(unique.Make(string(s)).Value())
+}
+
+// share returns name when s equals it, so that the two share their bytes,
+// and the shared copy of s otherwise. An object's own name is not interned:
+// it is unique, and interning it would only add an entry per object to the
+// interning table.
+func share(s, name string) string {
+	if s == name {
+		return name
+	}
+	return intern(s)
+}
+
+// shareLabels shares the keys and values of labels, in place. Assigning
+// to an existing key replaces the stored key too (Go does this for string
+// keys so that the old one can be freed); TestTransformSharesStrings checks
+// that this still holds.
+func shareLabels(labels map[string]string, name string) map[string]string {
+	for k, v := range labels {
+		labels[intern(k)] = share(v, name)
+	}
+	return labels
 }
 
 // slimDeployObject drops managedFields and annotations; the spec and status
 // are all read.
 func slimDeployObject(d *appv1.DeployObject) *appv1.DeployObject {
 	d.ObjectMeta = slimMeta(d.ObjectMeta)
+	d.Spec.Image = intern(d.Spec.Image)
+	for i := range d.Spec.Ports {
+		p := &d.Spec.Ports[i]
+		p.Name, p.Protocol = intern(p.Name), intern(p.Protocol)
+	}
+	for i := range d.Status.Conditions {
+		c := &d.Status.Conditions[i]
+		c.Type, c.Reason, c.Message = intern(c.Type), intern(c.Reason), intern(c.Message)
+		c.Status = intern(c.Status)
+	}
 	return d
 }
 
 // slimDeployment keeps the fields deploymentMatches compares and the status
 // readyCondition reads.
 func slimDeployment(d *appsv1.Deployment) *appsv1.Deployment {
-	out := &appsv1.Deployment{
-		ObjectMeta: slimMeta(d.ObjectMeta),
-		Spec: appsv1.DeploymentSpec{
-			Replicas: d.Spec.Replicas,
-			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: d.Spec.Template.Labels}},
-		},
-		Status: appsv1.DeploymentStatus{
-			ObservedGeneration: d.Status.ObservedGeneration,
-			Replicas:           d.Status.Replicas,
-			UpdatedReplicas:    d.Status.UpdatedReplicas,
-			ReadyReplicas:      d.Status.ReadyReplicas,
-			AvailableReplicas:  d.Status.AvailableReplicas,
+	d.ObjectMeta = slimMeta(d.ObjectMeta)
+	d.Spec = appsv1.DeploymentSpec{
+		Replicas: d.Spec.Replicas,
+		Template: corev1.PodTemplateSpec{
+			ObjectMeta: metav1.ObjectMeta{Labels: shareLabels(d.Spec.Template.Labels, d.Name)},
+			Spec:       corev1.PodSpec{Containers: slimContainers(d.Spec.Template.Spec.Containers)},
 		},
 	}
-	for _, c := range d.Spec.Template.Spec.Containers {
-		out.Spec.Template.Spec.Containers = append(out.Spec.Template.Spec.Containers, corev1.Container{
-			Name:      c.Name,
-			Image:     c.Image,
-			Command:   c.Command,
-			Args:      c.Args,
-			Env:       c.Env,
-			Resources: c.Resources,
-			Ports:     c.Ports,
-		})
+	d.Status = appsv1.DeploymentStatus{
+		ObservedGeneration: d.Status.ObservedGeneration,
+		Replicas:           d.Status.Replicas,
+		UpdatedReplicas:    d.Status.UpdatedReplicas,
+		ReadyReplicas:      d.Status.ReadyReplicas,
+		AvailableReplicas:  d.Status.AvailableReplicas,
+		Conditions:         stalledCondition(d.Status.Conditions),
 	}
-	if c := deploymentCondition(d, appsv1.DeploymentProgressing); c != nil && c.Status == corev1.ConditionFalse {
-		out.Status.Conditions = []appsv1.DeploymentCondition{{Type: c.Type, Status: c.Status, Reason: c.Reason, Message: c.Message}}
+	return d
+}
+
+// slimContainers keeps only the controller's container, and of it only the
+// fields the controller owns, in the slice it was decoded into.
+func slimContainers(cs []corev1.Container) []corev1.Container {
+	i := containerIndex(cs, containerName)
+	if i < 0 {
+		return nil
 	}
-	return out
+	c := cs[i]
+	clear(cs)
+	for i := range c.Ports {
+		p := &c.Ports[i]
+		p.Name, p.Protocol = intern(p.Name), intern(p.Protocol)
+	}
+	cs[0] = corev1.Container{
+		Name:      containerName,
+		Image:     intern(c.Image),
+		Command:   c.Command,
+		Args:      c.Args,
+		Env:       c.Env,
+		Resources: c.Resources,
+		Ports:     c.Ports,
+	}
+	return cs[:1]
+}
+
+// stalledCondition keeps the Progressing condition only when it is False,
+// the one condition readyCondition reads, in the slice it was decoded into.
+func stalledCondition(conds []appsv1.DeploymentCondition) []appsv1.DeploymentCondition {
+	for i := range conds {
+		if c := conds[i]; c.Type == appsv1.DeploymentProgressing && c.Status == corev1.ConditionFalse {
+			clear(conds)
+			conds[0] = appsv1.DeploymentCondition{Type: c.Type, Status: c.Status, Reason: c.Reason, Message: c.Message}
+			return conds[:1]
+		}
+	}
+	return nil
 }
 
 // slimService keeps the fields mergeService compares.
 func slimService(s *corev1.Service) *corev1.Service {
-	return &corev1.Service{
-		ObjectMeta: slimMeta(s.ObjectMeta),
-		Spec: corev1.ServiceSpec{
-			Type:     s.Spec.Type,
-			Selector: s.Spec.Selector,
-			Ports:    s.Spec.Ports,
-		},
+	s.ObjectMeta = slimMeta(s.ObjectMeta)
+	for i := range s.Spec.Ports {
+		p := &s.Spec.Ports[i]
+		p.Name, p.Protocol = intern(p.Name), intern(p.Protocol)
+		p.TargetPort.StrVal = intern(p.TargetPort.StrVal)
 	}
+	s.Spec = corev1.ServiceSpec{
+		Type:     intern(s.Spec.Type),
+		Selector: shareLabels(s.Spec.Selector, s.Name),
+		Ports:    s.Spec.Ports,
+	}
+	s.Status = corev1.ServiceStatus{}
+	return s
 }

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"encoding/json"
 	"testing"
+	"unsafe"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -36,8 +38,13 @@ func TestSlimCacheAnswersLikeTheFullObject(t *testing.T) {
 			s.Spec.Type = corev1.ServiceTypeNodePort
 			s.Spec.Ports[0].NodePort = 30001
 		},
-		"not rolled":  func(d *appsv1.Deployment, _ *corev1.Service) { d.Generation = 5 },
-		"unavailable": func(d *appsv1.Deployment, _ *corev1.Service) { d.Status.AvailableReplicas = 0 },
+		"sidecar first": func(d *appsv1.Deployment, _ *corev1.Service) {
+			cs := d.Spec.Template.Spec.Containers
+			d.Spec.Template.Spec.Containers = append([]corev1.Container{cs[len(cs)-1]}, cs[:len(cs)-1]...)
+		},
+		"container renamed": func(d *appsv1.Deployment, _ *corev1.Service) { d.Spec.Template.Spec.Containers[0].Name = "main" },
+		"not rolled":        func(d *appsv1.Deployment, _ *corev1.Service) { d.Generation = 5 },
+		"unavailable":       func(d *appsv1.Deployment, _ *corev1.Service) { d.Status.AvailableReplicas = 0 },
 		"stuck": func(d *appsv1.Deployment, _ *corev1.Service) {
 			d.Status.UpdatedReplicas = 0
 			d.Status.Conditions = []appsv1.DeploymentCondition{
@@ -99,5 +106,79 @@ func TestTransformKeepsDeployObjectSpecAndStatus(t *testing.T) {
 	}
 	if other, _ := transformObject("tombstone"); other != "tombstone" {
 		t.Error("unknown objects must pass unchanged")
+	}
+}
+
+// TestTransformSharesStrings: two objects decoded separately, as two watch
+// events are, hold their own copies of every string; after the transform
+// the strings all children repeat are one copy, and an object's labels and
+// owner reference hold its name's bytes, with nothing changed in value.
+func TestTransformSharesStrings(t *testing.T) {
+	dobj := newDeployObject()
+	decoded := func() (*appsv1.Deployment, *corev1.Service) {
+		var d appsv1.Deployment
+		var s corev1.Service
+		roundTrip(t, liveDeployment(dobj), &d)
+		roundTrip(t, liveService(dobj), &s)
+		return &d, &s
+	}
+	d1, s1 := decoded()
+	d2, s2 := decoded()
+	if unsafe.StringData(d1.Namespace) == unsafe.StringData(d2.Namespace) {
+		t.Fatal("decoding already shares strings; this test would prove nothing")
+	}
+	wantD, wantS := d1.DeepCopy(), s1.DeepCopy()
+	for _, o := range []any{d1, s1, d2, s2} {
+		if _, err := transformObject(o); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	same := func(what, a, b string) {
+		t.Helper()
+		if a != b || unsafe.StringData(a) != unsafe.StringData(b) {
+			t.Errorf("%s: %q and %q are not one copy", what, a, b)
+		}
+	}
+	keyOf := func(m map[string]string, key string) string {
+		for k := range m {
+			if k == key {
+				return k
+			}
+		}
+		t.Fatalf("no label %q in %v", key, m)
+		return ""
+	}
+	same("namespace", d1.Namespace, s2.Namespace)
+	same("owner API version", d1.OwnerReferences[0].APIVersion, s2.OwnerReferences[0].APIVersion)
+	same("owner kind", d1.OwnerReferences[0].Kind, d2.OwnerReferences[0].Kind)
+	same("owner name", d1.OwnerReferences[0].Name, d1.Name)
+	same("image", d1.Spec.Template.Spec.Containers[0].Image, d2.Spec.Template.Spec.Containers[0].Image)
+	same("port protocol", string(s1.Spec.Ports[0].Protocol), string(d2.Spec.Template.Spec.Containers[0].Ports[0].Protocol))
+	same("service type", string(s1.Spec.Type), string(s2.Spec.Type))
+	for _, key := range []string{managedByLabel, nameLabel} {
+		same("label key "+key, keyOf(d1.Labels, key), keyOf(s2.Labels, key))
+	}
+	same("template label key", keyOf(d1.Spec.Template.Labels, nameLabel), keyOf(s2.Spec.Selector, nameLabel))
+	same("managed-by value", d1.Labels[managedByLabel], s2.Labels[managedByLabel])
+	same("name label value", d1.Labels[nameLabel], d1.Name)
+	same("selector value", s1.Spec.Selector[nameLabel], s1.Name)
+
+	if !equalObjects(d1.Labels, wantD.Labels) || !equalObjects(d1.Spec.Template.Labels, wantD.Spec.Template.Labels) ||
+		!equalObjects(s1.Spec.Selector, wantS.Spec.Selector) || !equalObjects(d1.OwnerReferences, wantD.OwnerReferences) {
+		t.Error("sharing changed a value")
+	}
+}
+
+// roundTrip decodes the JSON of in into out, so that out's strings are
+// allocations of their own.
+func roundTrip(t *testing.T, in, out any) {
+	t.Helper()
+	b, err := json.Marshal(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, out); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -174,14 +174,18 @@ func (c *controller) scrape(ctx context.Context) (snapshot, error) {
 
 // heap forces a garbage collection, through the heap profile endpoint with
 // gc=1, and reads the memory metrics right after it, so that they show what
-// is live rather than what the collector has not reached yet.
-func (c *controller) heap(ctx context.Context) (memory, error) {
-	code, _, err := c.get(ctx, c.metricsURL+"/debug/pprof/heap?gc=1")
+// is live rather than what the collector has not reached yet. The profile
+// itself is kept as profilePath, for `go tool pprof -sample_index=inuse_space`.
+func (c *controller) heap(ctx context.Context, profilePath string) (memory, error) {
+	code, profile, err := c.get(ctx, c.metricsURL+"/debug/pprof/heap?gc=1")
 	if err != nil {
 		return memory{}, fmt.Errorf("forcing a GC in controller %s: %w", c.label, err)
 	}
 	if code != http.StatusOK {
 		return memory{}, fmt.Errorf("forcing a GC in controller %s: /debug/pprof/heap answered %d (is --profiling on?)", c.label, code)
+	}
+	if err := os.WriteFile(profilePath, []byte(profile), 0o644); err != nil {
+		return memory{}, fmt.Errorf("keeping the heap profile: %w", err)
 	}
 	s, err := c.scrape(ctx)
 	if err != nil {
@@ -190,8 +194,6 @@ func (c *controller) heap(ctx context.Context) (memory, error) {
 	return memoryOf(s), nil
 }
 
-// stop ends the process with SIGTERM, as a rollout would, and kills it if it
-// has not exited 30 s later (the controller's shutdown grace is 10 s).
 // startReady starts a controller and waits for its /readyz, returning how
 // long that took. The caller stops it; if it never becomes ready, it is
 // stopped here.
@@ -208,6 +210,9 @@ func (b *bench) startReady(ctx context.Context, label string, stepFlags ...strin
 	return ctrl, readyz, nil
 }
 
+// stopController ends the process with SIGTERM, as a rollout would, and
+// kills it if it has not exited 30 s later (the controller's shutdown grace
+// is 10 s).
 func (b *bench) stopController(c *controller) {
 	select {
 	case <-c.done:

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"time"
 )
 
@@ -278,7 +279,7 @@ func (b *bench) mem(ctx context.Context) (*memResult, error) {
 	if err := sleepAlive(ctx, ctrl, 2*time.Second); err != nil {
 		return nil, err
 	}
-	empty, err := ctrl.heap(ctx)
+	empty, err := ctrl.heap(ctx, filepath.Join(b.logDir, "heap-empty.pprof"))
 	if err != nil {
 		return nil, err
 	}
@@ -293,7 +294,7 @@ func (b *bench) mem(ctx context.Context) (*memResult, error) {
 	if err != nil {
 		return nil, fmt.Errorf("waiting for %d DeployObjects: %w", n, err)
 	}
-	loaded, err := ctrl.heap(ctx)
+	loaded, err := ctrl.heap(ctx, filepath.Join(b.logDir, "heap-loaded.pprof"))
 	if err != nil {
 		return nil, err
 	}
@@ -305,7 +306,7 @@ func (b *bench) mem(ctx context.Context) (*memResult, error) {
 	if err := sleepAlive(ctx, ctrl, unrelatedSettle); err != nil {
 		return nil, err
 	}
-	withUnrelated, err := ctrl.heap(ctx)
+	withUnrelated, err := ctrl.heap(ctx, filepath.Join(b.logDir, "heap-unrelated.pprof"))
 	if err != nil {
 		return nil, err
 	}
