@@ -65,3 +65,7 @@ BENCH_ARGS ?=
 .PHONY: bench
 bench: build ## Benchmark the controller on a dedicated local cluster (BENCH_ARGS="--n 50 --mem-n 200").
 	hack/bench.sh $(BENCH_ARGS)
+
+.PHONY: bench-sweep
+bench-sweep: build ## Time the backlog at several --workers and client limits, to choose the defaults (about 20 min).
+	hack/bench.sh --steps limit,sweep $(BENCH_ARGS)

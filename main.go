@@ -13,11 +13,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
-	kubeinformers "k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	kubescheme "k8s.io/client-go/kubernetes/scheme"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
@@ -28,7 +25,6 @@ import (
 
 	clientset "deployobject.dev/controller/pkg/generated/clientset/versioned"
 	appscheme "deployobject.dev/controller/pkg/generated/clientset/versioned/scheme"
-	informers "deployobject.dev/controller/pkg/generated/informers/externalversions"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -111,17 +107,7 @@ func run(ctx context.Context, opts *options) error {
 	defer broadcaster.Shutdown()
 	recorder := broadcaster.NewRecorder(scheme, corev1.EventSource{Component: controllerName})
 
-	dobjFactory := informers.NewSharedInformerFactoryWithOptions(client, opts.resyncPeriod,
-		informers.WithNamespace(opts.namespace),
-		informers.WithTransform(transformObject))
-	// Children are only read through the controller's own label, and
-	// resyncs of children are dropped by the handlers, so they get none.
-	childFactory := kubeinformers.NewSharedInformerFactoryWithOptions(kubeClient, 0,
-		kubeinformers.WithNamespace(opts.namespace),
-		kubeinformers.WithTweakListOptions(func(o *metav1.ListOptions) {
-			o.LabelSelector = labels.Set{managedByLabel: managedByValue}.String()
-		}),
-		kubeinformers.WithTransform(transformObject))
+	dobjFactory, childFactory := newInformerFactories(kubeClient, client, opts.namespace, opts.resyncPeriod)
 
 	controller, err := NewController(ctx, kubeClient, client,
 		dobjFactory.App().V1().DeployObjects(),

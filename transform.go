@@ -95,8 +95,8 @@ func slimDeployObject(d *appv1.DeployObject) *appv1.DeployObject {
 	}
 	for i := range d.Status.Conditions {
 		c := &d.Status.Conditions[i]
-		c.Type, c.Reason, c.Message = intern(c.Type), intern(c.Reason), intern(c.Message)
-		c.Status = intern(c.Status)
+		// Messages often name the object, so they are not shared.
+		c.Type, c.Status, c.Reason = intern(c.Type), intern(c.Status), intern(c.Reason)
 	}
 	return d
 }

@@ -32,8 +32,18 @@ import (
 )
 
 // stepNames are the steps in the order they run. limit comes first so that
-// it measures the API server before anything else has loaded it.
-var stepNames = []string{"limit", "backlog", "burst", "steady", "update", "mem"}
+// it measures the API server before anything else has loaded it. sweep is
+// not run unless asked for: it repeats the backlog once per flag set.
+var stepNames = []string{"limit", "backlog", "sweep", "burst", "steady", "update", "mem"}
+
+// defaultSteps are what `make bench` runs.
+var defaultSteps = []string{"limit", "backlog", "burst", "steady", "update", "mem"}
+
+// defaultSweep brackets the default --workers, --kube-api-qps and
+// --kube-api-burst: the controller's defaults first, then fewer and more
+// workers, then lower client limits.
+const defaultSweep = "; --workers=2; --workers=4; --workers=8; --workers=32; " +
+	"--kube-api-qps=50 --kube-api-burst=100; --kube-api-qps=100 --kube-api-burst=200"
 
 func stepIndex(name string) int { return slices.Index(stepNames, name) }
 
@@ -49,6 +59,7 @@ type options struct {
 	concurrency    int
 	steps          []string
 	controllerArgs []string
+	sweep          [][]string
 }
 
 func parseFlags(args []string) (*options, error) {
@@ -63,7 +74,8 @@ func parseFlags(args []string) (*options, error) {
 	fs.IntVar(&o.n, "n", 1000, "DeployObjects of the limit, backlog, burst, steady and update steps.")
 	fs.IntVar(&o.memN, "mem-n", 10000, "DeployObjects, and unrelated Deployments and ConfigMaps each, of the mem step.")
 	fs.IntVar(&o.concurrency, "concurrency", 32, "Concurrent requests of the benchmark's own writers.")
-	steps := fs.String("steps", strings.Join(stepNames, ","), "Comma-separated steps to run: "+strings.Join(stepNames, ", ")+".")
+	steps := fs.String("steps", strings.Join(defaultSteps, ","), "Comma-separated steps to run, of: "+strings.Join(stepNames, ", ")+".")
+	sweep := fs.String("sweep", defaultSweep, "Controller flag sets of the sweep step, separated by semicolons; an empty set is the defaults.")
 	fs.Func("controller-arg", "Flag for every controller run, such as --workers=32 (repeatable).", func(s string) error {
 		o.controllerArgs = append(o.controllerArgs, s)
 		return nil
@@ -90,6 +102,9 @@ func parseFlags(args []string) (*options, error) {
 		case !slices.Contains(o.steps, s):
 			o.steps = append(o.steps, s)
 		}
+	}
+	for _, set := range strings.Split(*sweep, ";") {
+		o.sweep = append(o.sweep, strings.Fields(set))
 	}
 	if len(o.steps) == 0 {
 		errs = append(errs, errors.New("--steps selects no step"))
@@ -237,6 +252,7 @@ func (b *bench) allSteps() []step {
 	return []step{
 		{"limit", []string{nsLimit}, func(ctx context.Context) (err error) { r.Limit, err = b.limit(ctx); return err }},
 		{"backlog", []string{nsBacklog}, func(ctx context.Context) (err error) { r.Backlog, err = b.backlog(ctx); return err }},
+		{"sweep", []string{nsBacklog}, func(ctx context.Context) (err error) { r.Sweep, err = b.sweep(ctx); return err }},
 		{"burst", []string{nsBurst}, func(ctx context.Context) (err error) { r.Burst, err = b.burst(ctx); return err }},
 		{"steady", []string{nsBurst}, func(ctx context.Context) (err error) { r.Steady, err = b.steady(ctx); return err }},
 		{"update", []string{nsBurst}, func(ctx context.Context) (err error) { r.Update, err = b.update(ctx); return err }},
@@ -307,7 +323,7 @@ func (b *bench) checkPodCapacity(ctx context.Context) error {
 	}
 	b.report.Nodes, b.report.PodCapacity = len(nodes.Items), capacity
 	need := 0
-	for _, s := range []string{"limit", "backlog", "burst", "steady"} {
+	for _, s := range []string{"limit", "backlog", "sweep", "burst", "steady"} {
 		if slices.Contains(b.opts.steps, s) {
 			need = b.opts.n
 		}

@@ -39,10 +39,12 @@ type report struct {
 
 	Limit   *limitResult    `json:"limit,omitempty"`
 	Backlog *convergeResult `json:"backlog,omitempty"`
-	Burst   *convergeResult `json:"burst,omitempty"`
-	Steady  *steadyResult   `json:"steady,omitempty"`
-	Update  *convergeResult `json:"update,omitempty"`
-	Mem     *memResult      `json:"mem,omitempty"`
+	// Sweep is the backlog once per --sweep flag set.
+	Sweep  []*convergeResult `json:"sweep,omitempty"`
+	Burst  *convergeResult   `json:"burst,omitempty"`
+	Steady *steadyResult     `json:"steady,omitempty"`
+	Update *convergeResult   `json:"update,omitempty"`
+	Mem    *memResult        `json:"mem,omitempty"`
 
 	ControllerLogDir string       `json:"controllerLogDir"`
 	ControllerLogs   []logSummary `json:"controllerLogs"`
@@ -132,6 +134,9 @@ type memResult struct {
 	WithUnrelated              memory  `json:"withUnrelated"`
 	UnrelatedHeapChangePercent float64 `json:"unrelatedHeapInuseChangePercent"`
 	RestartReadyzSeconds       float64 `json:"restartReadyzSeconds"`
+	// Restarted is the restarted controller once idle: the same objects
+	// listed once, without the churn of their creation.
+	Restarted memory `json:"restarted"`
 	// RestartIdleSeconds is from process start until the restarted
 	// controller has re-checked every DeployObject and its queue is empty.
 	RestartIdleSeconds float64 `json:"restartIdleSeconds"`
@@ -222,6 +227,10 @@ func printTable(out io.Writer, r *report) error {
 		row("backlog", "start → all Ready", "%.2f s", c.ReadySeconds)
 		convergeRows(row, "backlog", r.N, c)
 	}
+	for _, c := range r.Sweep {
+		row("sweep", flagsString(c.ControllerFlags), "reconciled %.2f s (limit / reconciled %.2f), Ready %.2f s, %.2f writes/object, %.2f CPU s per 1000 reconciles, mean write latency %.0f ms",
+			c.ReconciledSeconds, c.LimitOverReconciled, c.ReadySeconds, c.Writes.PerObject, c.CPUSecondsPer1000Reconciles, c.Writes.MeanLatencySeconds*1000)
+	}
 	if c := r.Burst; c != nil {
 		row("burst", "creating", "%.2f s", c.LoadSeconds)
 		row("burst", "first create → all reconciled", "%.2f s", c.ReconciledSeconds)
@@ -254,6 +263,8 @@ func printTable(out io.Writer, r *report) error {
 			mib(m.WithUnrelated.HeapInuseBytes), mib(m.WithUnrelated.RSSBytes), m.UnrelatedHeapChangePercent)
 		row("mem", "restart → /readyz over all of them", "%.2f s", m.RestartReadyzSeconds)
 		row("mem", "restart → every DeployObject re-checked", "%.2f s", m.RestartIdleSeconds)
+		row("mem", "restarted, idle: heap in use / alloc / RSS", "%s / %s / %s (%s in use per DeployObject)",
+			mib(m.Restarted.HeapInuseBytes), mib(m.Restarted.HeapAllocBytes), mib(m.Restarted.RSSBytes), kib(m.Restarted.HeapInuseBytes/float64(r.MemN)))
 	}
 	steps := slices.Sorted(maps.Keys(r.StepSeconds))
 	slices.SortStableFunc(steps, func(a, b string) int { return cmp.Compare(stepIndex(a), stepIndex(b)) })

@@ -46,6 +46,25 @@ func (b *bench) limit(ctx context.Context) (*limitResult, error) {
 // backlog starts the controller over N DeployObjects created while it was
 // stopped, as after an outage, and times from its process start.
 func (b *bench) backlog(ctx context.Context) (*convergeResult, error) {
+	return b.backlogWith(ctx, "backlog")
+}
+
+// sweep runs the backlog once for each flag set of --sweep, in one cluster
+// and against one limit, to show what the flags' values buy.
+func (b *bench) sweep(ctx context.Context) ([]*convergeResult, error) {
+	var out []*convergeResult
+	for i, flags := range b.opts.sweep {
+		b.logf("sweep %d of %d: %s", i+1, len(b.opts.sweep), flagsString(flags))
+		res, err := b.backlogWith(ctx, fmt.Sprintf("sweep-%d", i+1), flags...)
+		if err != nil {
+			return out, fmt.Errorf("with %s: %w", flagsString(flags), err)
+		}
+		out = append(out, res)
+	}
+	return out, nil
+}
+
+func (b *bench) backlogWith(ctx context.Context, label string, flags ...string) (*convergeResult, error) {
 	n := b.opts.n
 	if err := b.freshNamespace(ctx, nsBacklog); err != nil {
 		return nil, err
@@ -58,7 +77,7 @@ func (b *bench) backlog(ctx context.Context) (*convergeResult, error) {
 		return nil, err
 	}
 	defer obs.close()
-	ctrl, readyz, err := b.startReady(ctx, "backlog")
+	ctrl, readyz, err := b.startReady(ctx, label, flags...)
 	if err != nil {
 		return nil, err
 	}
@@ -321,6 +340,10 @@ func (b *bench) mem(ctx context.Context) (*memResult, error) {
 		return nil, err
 	}
 	idle := time.Since(restarted.started)
+	restartedMem, err := restarted.heap(ctx, filepath.Join(b.logDir, "heap-restarted.pprof"))
+	if err != nil {
+		return nil, err
+	}
 
 	return &memResult{
 		ControllerFlags:            nonNil(ctrl.flags),
@@ -334,6 +357,7 @@ func (b *bench) mem(ctx context.Context) (*memResult, error) {
 		WithUnrelated:              withUnrelated,
 		UnrelatedHeapChangePercent: (withUnrelated.HeapInuseBytes - loaded.HeapInuseBytes) / loaded.HeapInuseBytes * 100,
 		RestartReadyzSeconds:       readyz.Seconds(),
+		Restarted:                  restartedMem,
 		RestartIdleSeconds:         idle.Seconds(),
 	}, nil
 }

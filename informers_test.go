@@ -1,0 +1,84 @@
+package main
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	k8sfake "k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
+	"k8s.io/client-go/tools/cache"
+
+	"deployobject.dev/controller/pkg/generated/clientset/versioned/fake"
+)
+
+// TestInformerFactories: the typed accessors return the informers
+// newInformerFactories registers, which list children by the managed-by
+// label (so the children of others are not cached), cache trimmed objects,
+// and keep no indexes.
+func TestInformerFactories(t *testing.T) {
+	dobj := newDeployObject()
+	dobj.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "kubectl"}}
+	dep := liveDeployment(dobj)
+	dep.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "kube-controller-manager"}}
+	theirs := metav1.ObjectMeta{Name: "theirs", Namespace: dobj.Namespace}
+	kubeClient := k8sfake.NewClientset(dep, liveService(dobj), &appsv1.Deployment{ObjectMeta: theirs}, &corev1.Service{ObjectMeta: theirs})
+	client := fake.NewSimpleClientset(dobj)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	dobjFactory, childFactory := newInformerFactories(kubeClient, client, metav1.NamespaceAll, time.Hour)
+	informers := map[string]cache.SharedIndexInformer{
+		"deployobjects": dobjFactory.App().V1().DeployObjects().Informer(),
+		"deployments":   childFactory.Apps().V1().Deployments().Informer(),
+		"services":      childFactory.Core().V1().Services().Informer(),
+	}
+	dobjFactory.Start(ctx.Done())
+	childFactory.Start(ctx.Done())
+	defer dobjFactory.Shutdown()
+	defer childFactory.Shutdown()
+	defer cancel() // before the Shutdowns, which wait for the informers to stop
+	for name, inf := range informers {
+		if !cache.WaitForCacheSync(ctx.Done(), inf.HasSynced) {
+			t.Fatalf("%s did not sync", name)
+		}
+		if idx := inf.GetIndexer().GetIndexers(); len(idx) != 0 {
+			t.Errorf("%s keeps indexes %v", name, idx)
+		}
+		objs := inf.GetStore().List()
+		if len(objs) != 1 {
+			t.Fatalf("%s holds %d objects, want 1", name, len(objs))
+		}
+		if m := objs[0].(metav1.Object); m.GetManagedFields() != nil {
+			t.Errorf("%s: the cached object is not trimmed", name)
+		}
+	}
+
+	managed := labels.Set{managedByLabel: managedByValue}.AsSelector().String()
+	for _, want := range []struct {
+		actions  []k8stesting.Action
+		resource string
+		selector string
+	}{
+		{kubeClient.Actions(), "deployments", managed},
+		{kubeClient.Actions(), "services", managed},
+		{client.Actions(), "deployobjects", ""},
+	} {
+		found := false
+		for _, a := range want.actions {
+			if l, ok := a.(k8stesting.ListAction); ok && a.GetResource().Resource == want.resource {
+				found = true
+				if got := l.GetListRestrictions().Labels.String(); got != want.selector {
+					t.Errorf("%s listed with selector %q, want %q", want.resource, got, want.selector)
+				}
+			}
+		}
+		if !found {
+			t.Errorf("%s were never listed", want.resource)
+		}
+	}
+}
