@@ -21,9 +21,10 @@ const (
 
 var deployObjectKind = appv1.SchemeGroupVersion.WithKind("DeployObject")
 
-// selectorLabels are the labels of the pods of dobj, and the Deployment's and
-// Service's selector. They never change for an object, as a Deployment's
-// selector is immutable.
+// selectorLabels are the Deployment's and the Service's selector. They never
+// change for an object, as a Deployment's selector is immutable, and hold
+// only the object's identity: which tool manages the pods is not part of
+// which pods they are.
 func selectorLabels(dobj *appv1.DeployObject) map[string]string {
 	return map[string]string{nameLabel: dobj.Name}
 }
@@ -34,8 +35,11 @@ func selectorString(dobj *appv1.DeployObject) string {
 	return labels.SelectorFromSet(selectorLabels(dobj)).String()
 }
 
-// childLabels are the labels the controller sets on the Deployment and
-// Service; labels others add are kept.
+// childLabels are the labels the controller sets on the Deployment, its pod
+// template and the Service; labels others add are kept. Pods carry the
+// managed-by label too, as the recommended labels ask of every object of an
+// application, and a Deployment in sync then has the same labels as its pod
+// template, which lets the cache hold them once (see slimDeployment).
 func childLabels(dobj *appv1.DeployObject) map[string]string {
 	return map[string]string{
 		managedByLabel: managedByValue,
@@ -67,7 +71,7 @@ func desiredDeployment(dobj *appv1.DeployObject) *appsv1.Deployment {
 			Replicas: &replicas,
 			Selector: &metav1.LabelSelector{MatchLabels: selectorLabels(dobj)},
 			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: selectorLabels(dobj)},
+				ObjectMeta: metav1.ObjectMeta{Labels: childLabels(dobj)},
 				Spec: corev1.PodSpec{
 					Containers: []corev1.Container{desiredContainer(dobj)},
 				},

@@ -58,7 +58,9 @@ func TestDesiredDeployment(t *testing.T) {
 			if ref := metav1.GetControllerOf(d); ref == nil || ref.UID != dobj.UID || ref.Kind != "DeployObject" || !*ref.BlockOwnerDeletion {
 				t.Errorf("controller ref = %+v", ref)
 			}
-			if d.Labels[managedByLabel] != managedByValue || d.Spec.Selector.MatchLabels[nameLabel] != "web" || d.Spec.Template.Labels[nameLabel] != "web" {
+			wantLabels := map[string]string{managedByLabel: managedByValue, nameLabel: "web"}
+			if !equalObjects(d.Labels, wantLabels) || !equalObjects(d.Spec.Template.Labels, wantLabels) ||
+				!equalObjects(d.Spec.Selector.MatchLabels, map[string]string{nameLabel: "web"}) {
 				t.Errorf("labels = %v selector = %v template = %v", d.Labels, d.Spec.Selector, d.Spec.Template.Labels)
 			}
 			if n := len(d.Spec.Template.Spec.Containers); n != 1 {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"maps"
 	"unique"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -108,7 +109,7 @@ func slimDeployment(d *appsv1.Deployment) *appsv1.Deployment {
 	d.Spec = appsv1.DeploymentSpec{
 		Replicas: d.Spec.Replicas,
 		Template: corev1.PodTemplateSpec{
-			ObjectMeta: metav1.ObjectMeta{Labels: shareLabels(d.Spec.Template.Labels, d.Name)},
+			ObjectMeta: metav1.ObjectMeta{Labels: templateLabels(d)},
 			Spec:       corev1.PodSpec{Containers: slimContainers(d.Spec.Template.Spec.Containers)},
 		},
 	}
@@ -121,6 +122,17 @@ func slimDeployment(d *appsv1.Deployment) *appsv1.Deployment {
 		Conditions:         stalledCondition(d.Status.Conditions),
 	}
 	return d
+}
+
+// templateLabels are d's pod template labels, as the same map as d's own
+// labels when the two are equal, as they are for a Deployment in sync:
+// cached objects are read only, and a small map costs over 300 bytes.
+func templateLabels(d *appsv1.Deployment) map[string]string {
+	labels := shareLabels(d.Spec.Template.Labels, d.Name)
+	if labels != nil && maps.Equal(labels, d.Labels) {
+		return d.Labels
+	}
+	return labels
 }
 
 // slimContainers keeps only the controller's container, and of it only the

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"reflect"
 	"testing"
 	"unsafe"
 
@@ -164,6 +165,9 @@ func TestTransformSharesStrings(t *testing.T) {
 	same("name label value", d1.Labels[nameLabel], d1.Name)
 	same("selector value", s1.Spec.Selector[nameLabel], s1.Name)
 
+	if !sameMap(d1.Labels, d1.Spec.Template.Labels) {
+		t.Error("a Deployment in sync holds the same labels twice")
+	}
 	if !equalObjects(d1.Labels, wantD.Labels) || !equalObjects(d1.Spec.Template.Labels, wantD.Spec.Template.Labels) ||
 		!equalObjects(s1.Spec.Selector, wantS.Spec.Selector) || !equalObjects(d1.OwnerReferences, wantD.OwnerReferences) {
 		t.Error("sharing changed a value")
@@ -181,4 +185,23 @@ func roundTrip(t *testing.T, in, out any) {
 	if err := json.Unmarshal(b, out); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// TestTransformKeepsDifferentTemplateLabels: labels someone added to the
+// Deployment alone keep the two maps apart, each with its own content.
+func TestTransformKeepsDifferentTemplateLabels(t *testing.T) {
+	d := liveDeployment(newDeployObject())
+	d.Labels["team"] = "web"
+	want := d.DeepCopy()
+	slim := slimDeployment(d)
+	if sameMap(slim.Labels, slim.Spec.Template.Labels) {
+		t.Error("different labels share one map")
+	}
+	if !equalObjects(slim.Labels, want.Labels) || !equalObjects(slim.Spec.Template.Labels, want.Spec.Template.Labels) {
+		t.Errorf("labels changed: %v and %v, want %v and %v", slim.Labels, slim.Spec.Template.Labels, want.Labels, want.Spec.Template.Labels)
+	}
+}
+
+func sameMap(a, b map[string]string) bool {
+	return reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(b).UnsafePointer()
 }

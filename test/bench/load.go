@@ -139,7 +139,7 @@ func (b *bench) writeMinimal(ctx context.Context, d *appv1.DeployObject) error {
 			Replicas: d.Spec.Replicas,
 			Selector: &metav1.LabelSelector{MatchLabels: selector},
 			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: selector},
+				ObjectMeta: metav1.ObjectMeta{Labels: meta.Labels},
 				Spec: corev1.PodSpec{Containers: []corev1.Container{{
 					Name:  containerName,
 					Image: d.Spec.Image,

@@ -3,8 +3,9 @@ package v1
 // Labels and names the controller puts on the children of a DeployObject.
 // They are part of the API: tools select the children and pods by them.
 const (
-	// LabelManagedBy, set to ManagedByController, marks every Deployment and
-	// Service the controller made; it watches only objects carrying it.
+	// LabelManagedBy, set to ManagedByController, marks every Deployment,
+	// Service and pod template the controller made; it watches only
+	// Deployments and Services carrying it.
 	LabelManagedBy      = "app.kubernetes.io/managed-by"
 	ManagedByController = "deployobject-controller"
 
