@@ -144,8 +144,8 @@ func slimContainers(cs []corev1.Container) []corev1.Container {
 	}
 	c := cs[i]
 	clear(cs)
-	for i := range c.Ports {
-		p := &c.Ports[i]
+	for j := range c.Ports {
+		p := &c.Ports[j]
 		p.Name, p.Protocol = intern(p.Name), intern(p.Protocol)
 	}
 	cs[0] = corev1.Container{
