@@ -36,9 +36,6 @@ import (
 // not run unless asked for: it repeats the backlog once per flag set.
 var stepNames = []string{"limit", "backlog", "sweep", "burst", "steady", "update", "mem"}
 
-// defaultSteps are what `make bench` runs.
-var defaultSteps = []string{"limit", "backlog", "burst", "steady", "update", "mem"}
-
 // defaultSweep brackets the default --workers, --kube-api-qps and
 // --kube-api-burst: the controller's defaults first, then fewer and more
 // workers, then lower client limits.
@@ -71,9 +68,11 @@ func parseFlags(args []string) (*options, error) {
 	fs.StringVar(&o.out, "out", "test/bench/results.json", "Where to write the results as JSON.")
 	fs.StringVar(&o.commit, "commit", "unknown", "Commit of the controller, recorded in the results.")
 	fs.StringVar(&o.cluster, "cluster", "", "How the cluster was set up, recorded in the results.")
-	fs.IntVar(&o.n, "n", 1000, "DeployObjects of the limit, backlog, burst, steady and update steps.")
+	fs.IntVar(&o.n, "n", 1000, "DeployObjects of the limit, backlog, sweep, burst, steady and update steps.")
 	fs.IntVar(&o.memN, "mem-n", 10000, "DeployObjects, and unrelated Deployments and ConfigMaps each, of the mem step.")
 	fs.IntVar(&o.concurrency, "concurrency", 32, "Concurrent requests of the benchmark's own writers.")
+	// `make bench` runs every step but the sweep.
+	defaultSteps := slices.DeleteFunc(slices.Clone(stepNames), func(s string) bool { return s == "sweep" })
 	steps := fs.String("steps", strings.Join(defaultSteps, ","), "Comma-separated steps to run, of: "+strings.Join(stepNames, ", ")+".")
 	sweep := fs.String("sweep", defaultSweep, "Controller flag sets of the sweep step, separated by semicolons; an empty set is the defaults.")
 	fs.Func("controller-arg", "Flag for every controller run, such as --workers=32 (repeatable).", func(s string) error {

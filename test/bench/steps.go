@@ -64,6 +64,7 @@ func (b *bench) sweep(ctx context.Context) ([]*convergeResult, error) {
 	return out, nil
 }
 
+// backlogWith is the backlog with the controller run as label, with flags.
 func (b *bench) backlogWith(ctx context.Context, label string, flags ...string) (*convergeResult, error) {
 	n := b.opts.n
 	if err := b.freshNamespace(ctx, nsBacklog); err != nil {
