@@ -53,8 +53,12 @@ var env struct {
 // shared is the controller process most tests run against.
 var shared *controllerProcess
 
+// sharedResync is the shared controller's --resync-period, short so that
+// tests can wait for a full resync.
+const sharedResync = 30 * time.Second
+
 // sharedArgs are the flags of the shared controller.
-var sharedArgs = []string{"--resync-period=30s"}
+var sharedArgs = []string{"--resync-period=" + sharedResync.String()}
 
 // withoutSharedController stops the shared controller for the rest of the
 // test, for tests that run controllers of their own, and starts it again
@@ -397,21 +401,24 @@ type auditEvent struct {
 	ObjectRef struct {
 		Resource  string `json:"resource"`
 		Namespace string `json:"namespace"`
+		Name      string `json:"name"`
 	} `json:"objectRef"`
 	RequestReceivedTimestamp time.Time `json:"requestReceivedTimestamp"`
 }
 
-// controllerWrites counts, from the API server's audit log (every write is
-// logged, see hack/tools/audit-policy.yaml), the requests with verb on
-// resource in namespace ns made by the controller since t0.
-func controllerWrites(t *testing.T, ns, resource, verb string, since time.Time) int {
+// controllerWrites counts by object name, from the API server's audit log
+// (every write is logged, see hack/tools/audit-policy.yaml), the requests
+// with verb on resource in namespace ns made by the controller since t0. The
+// API server names the object of a create from its body, also when
+// admission rejects it.
+func controllerWrites(t *testing.T, ns, resource, verb string, since time.Time) map[string]int {
 	t.Helper()
 	f, err := os.Open(filepath.Join(filepath.Dir(env.kubeconfig), "logs", "audit.log"))
 	if err != nil {
 		t.Fatalf("opening the audit log: %v", err)
 	}
 	defer f.Close()
-	n := 0
+	n := map[string]int{}
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	for sc.Scan() {
@@ -421,7 +428,7 @@ func controllerWrites(t *testing.T, ns, resource, verb string, since time.Time) 
 		}
 		if e.Verb == verb && e.ObjectRef.Resource == resource && e.ObjectRef.Namespace == ns &&
 			strings.HasPrefix(e.UserAgent, "deployobject-controller/") && !e.RequestReceivedTimestamp.Before(since) {
-			n++
+			n[e.ObjectRef.Name]++
 		}
 	}
 	if err := sc.Err(); err != nil {
