@@ -68,4 +68,4 @@ bench: build ## Benchmark the controller on a dedicated local cluster (BENCH_ARG
 
 .PHONY: bench-sweep
 bench-sweep: build ## Time the backlog at several --workers and client limits, to choose the defaults (about 20 min).
-	hack/bench.sh --steps limit,sweep $(BENCH_ARGS)
+	hack/bench.sh --steps limit,sweep --out test/bench/results-sweep.json $(BENCH_ARGS)
