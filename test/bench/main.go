@@ -49,6 +49,7 @@ type options struct {
 	controller     string
 	crdDir         string
 	out            string
+	baseline       string
 	commit         string
 	cluster        string
 	n              int
@@ -66,6 +67,7 @@ func parseFlags(args []string) (*options, error) {
 	fs.StringVar(&o.controller, "controller", "bin/deployobject-controller", "Controller binary to measure.")
 	fs.StringVar(&o.crdDir, "crd-dir", "crd", "Directory of the CRD to install.")
 	fs.StringVar(&o.out, "out", "test/bench/results.json", "Where to write the results as JSON.")
+	fs.StringVar(&o.baseline, "baseline", "", "Results JSON to compare this run with (default: the --out file as it was before this run; \"none\" compares with nothing).")
 	fs.StringVar(&o.commit, "commit", "unknown", "Commit of the controller, recorded in the results.")
 	fs.StringVar(&o.cluster, "cluster", "", "How the cluster was set up, recorded in the results.")
 	fs.IntVar(&o.n, "n", 1000, "DeployObjects of the limit, backlog, sweep, burst, steady and update steps.")
@@ -86,6 +88,9 @@ func parseFlags(args []string) (*options, error) {
 		return nil, fmt.Errorf("unexpected arguments: %q", fs.Args())
 	}
 	var errs []error
+	if o.baseline == "" {
+		o.baseline = o.out
+	}
 	if o.kubeconfig == "" {
 		errs = append(errs, errors.New("--kubeconfig is required"))
 	}
@@ -143,6 +148,14 @@ func run() int {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		return 2
 	}
+	var base *report
+	if opts.baseline != "none" {
+		// Read before the run: by default it is the file the run overwrites.
+		if base, err = readBaseline(opts.baseline); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			return 2
+		}
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
@@ -162,6 +175,15 @@ func run() int {
 	code := 0
 	if err := printTable(os.Stdout, b.report); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
+		code = 1
+	}
+	missed, err := printComparison(os.Stdout, b.report, base)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		code = 1
+	}
+	for _, m := range missed {
+		fmt.Fprintln(os.Stderr, "bench: target missed:", m)
 		code = 1
 	}
 	if err := writeJSON(opts.out, b.report); err != nil {

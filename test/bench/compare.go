@@ -1,0 +1,201 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"math"
+	"os"
+	"text/tabwriter"
+)
+
+// The issue's targets, judged at the sizes they are defined for.
+const (
+	targetN             = 1000
+	targetMemN          = 10000
+	minLimitRatio       = 0.6
+	maxWritesPerObject  = 4
+	maxHeapPerObject    = 8 << 10
+	maxUnrelatedPercent = 10
+)
+
+// figure is one number of a run that the comparison follows: how to read it
+// from a report, and the target it is held to, if any.
+type figure struct {
+	step, name string
+	unit       string
+	value      func(*report) (float64, bool)
+	// check says whether v meets the target; nil for figures without one.
+	check  func(v float64) bool
+	target string
+	// atScale says whether the run was large enough for the target to apply.
+	atScale func(*report) bool
+}
+
+func atTargetN(r *report) bool    { return r.N >= targetN }
+func atTargetMemN(r *report) bool { return r.MemN >= targetMemN }
+
+// figures are the numbers `make bench` is judged by, in step order.
+var figures = []figure{
+	{step: "limit", name: "logic-free writer", unit: "s",
+		value: func(r *report) (float64, bool) {
+			return fromPtr(r.Limit, func(l *limitResult) float64 { return l.Seconds })
+		}},
+	{step: "backlog", name: "start → all reconciled", unit: "s",
+		value: func(r *report) (float64, bool) { return fromPtr(r.Backlog, reconciled) }},
+	{step: "backlog", name: "limit / reconciled",
+		value: func(r *report) (float64, bool) {
+			return fromPtr(r.Backlog, func(c *convergeResult) float64 { return c.LimitOverReconciled })
+		},
+		check: func(v float64) bool { return v >= minLimitRatio }, target: fmt.Sprintf("≥ %.1f", minLimitRatio), atScale: atTargetN},
+	{step: "backlog", name: "start → all Ready", unit: "s",
+		value: func(r *report) (float64, bool) { return fromPtr(r.Backlog, ready) }},
+	{step: "backlog", name: "writes/object to Ready",
+		value: func(r *report) (float64, bool) { return fromPtr(r.Backlog, writesPerObject) },
+		check: atMostWrites, target: fmt.Sprintf("≤ %d", maxWritesPerObject), atScale: always},
+	{step: "backlog", name: "CPU per 1000 reconciles", unit: "s",
+		value: func(r *report) (float64, bool) { return fromPtr(r.Backlog, cpuPer1000) }},
+	{step: "burst", name: "first create → all Ready", unit: "s",
+		value: func(r *report) (float64, bool) { return fromPtr(r.Burst, ready) }},
+	{step: "burst", name: "writes/object to Ready",
+		value: func(r *report) (float64, bool) { return fromPtr(r.Burst, writesPerObject) },
+		check: atMostWrites, target: fmt.Sprintf("≤ %d", maxWritesPerObject), atScale: always},
+	{step: "steady", name: "writes across resyncs", unit: "writes",
+		value: func(r *report) (float64, bool) {
+			return fromPtr(r.Steady, func(s *steadyResult) float64 { return s.ResyncWrites.Total })
+		},
+		check: isZero, target: "0", atScale: always},
+	{step: "steady", name: "writes after restart", unit: "writes",
+		value: func(r *report) (float64, bool) {
+			return fromPtr(r.Steady, func(s *steadyResult) float64 { return s.RestartWrites.Total })
+		},
+		check: isZero, target: "0", atScale: always},
+	{step: "update", name: "first update → all Ready", unit: "s",
+		value: func(r *report) (float64, bool) { return fromPtr(r.Update, ready) }},
+	{step: "mem", name: "heap in use per DeployObject", unit: "KiB",
+		value: func(r *report) (float64, bool) {
+			return fromPtr(r.Mem, func(m *memResult) float64 { return m.HeapInusePerObjectBytes / (1 << 10) })
+		},
+		check: func(v float64) bool { return v <= maxHeapPerObject/(1<<10) }, target: fmt.Sprintf("≤ %d KiB", maxHeapPerObject>>10), atScale: atTargetMemN},
+	{step: "mem", name: "heap change with unrelated objects", unit: "%",
+		value: func(r *report) (float64, bool) {
+			return fromPtr(r.Mem, func(m *memResult) float64 { return m.UnrelatedHeapChangePercent })
+		},
+		check: func(v float64) bool { return math.Abs(v) <= maxUnrelatedPercent }, target: fmt.Sprintf("within %d %%", maxUnrelatedPercent), atScale: atTargetMemN},
+	{step: "mem", name: "restart → /readyz", unit: "s",
+		value: func(r *report) (float64, bool) {
+			return fromPtr(r.Mem, func(m *memResult) float64 { return m.RestartReadyzSeconds })
+		}},
+}
+
+func always(*report) bool { return true }
+
+func reconciled(c *convergeResult) float64      { return c.ReconciledSeconds }
+func ready(c *convergeResult) float64           { return c.ReadySeconds }
+func writesPerObject(c *convergeResult) float64 { return c.Writes.PerObject }
+func cpuPer1000(c *convergeResult) float64      { return c.CPUSecondsPer1000Reconciles }
+
+// atMostWrites allows for the rounding of a mean printed with two decimals.
+func atMostWrites(v float64) bool { return v <= maxWritesPerObject+0.005 }
+func isZero(v float64) bool       { return v == 0 }
+
+func fromPtr[T any](p *T, get func(*T) float64) (float64, bool) {
+	if p == nil {
+		return 0, false
+	}
+	return get(p), true
+}
+
+// readBaseline reads the results of an earlier run. A missing file is no
+// baseline, not an error: the first run has nothing to compare with.
+func readBaseline(path string) (*report, error) {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading baseline: %w", err)
+	}
+	var r report
+	if err := json.Unmarshal(data, &r); err != nil {
+		return nil, fmt.Errorf("decoding baseline %s: %w", path, err)
+	}
+	return &r, nil
+}
+
+// printComparison writes the figures of r next to those of base (which may
+// be nil) and the targets, and returns the figures that missed a target at
+// the size the target is defined for.
+func printComparison(out io.Writer, r, base *report) ([]string, error) {
+	if base != nil {
+		fmt.Fprintf(out, "\ncompared with commit %s, %s (N=%d mem-n=%d):\n", base.Commit, base.Date, base.N, base.MemN)
+		if base.N != r.N || base.MemN != r.MemN {
+			fmt.Fprintf(out, "(this run has N=%d mem-n=%d: only the writes compare across sizes)\n", r.N, r.MemN)
+		}
+	} else {
+		fmt.Fprintf(out, "\ntargets (no baseline to compare with):\n")
+	}
+	w := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(w, "STEP\tFIGURE\tBASELINE\tNOW\tCHANGE\tTARGET")
+	var missed []string
+	for _, f := range figures {
+		now, ok := f.value(r)
+		if !ok {
+			continue
+		}
+		was, hadBase := 0.0, false
+		if base != nil {
+			was, hadBase = f.value(base)
+		}
+		verdict := ""
+		switch {
+		case f.check == nil:
+		case !f.atScale(r):
+			verdict = f.target + ": not judged at this size"
+		case f.check(now):
+			verdict = f.target + ": met"
+		default:
+			verdict = f.target + ": MISSED"
+			missed = append(missed, fmt.Sprintf("%s %s = %s, target %s", f.step, f.name, formatFigure(now, f.unit), f.target))
+		}
+		baseCol, change := "-", "-"
+		if hadBase {
+			baseCol, change = formatFigure(was, f.unit), formatChange(was, now, f.unit)
+		}
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\n", f.step, f.name, baseCol, formatFigure(now, f.unit), change, verdict)
+	}
+	if err := w.Flush(); err != nil {
+		return nil, fmt.Errorf("printing comparison: %w", err)
+	}
+	return missed, nil
+}
+
+func formatFigure(v float64, unit string) string {
+	if unit == "" {
+		return fmt.Sprintf("%.2f", v)
+	}
+	switch unit {
+	case "%":
+		return fmt.Sprintf("%+.1f %%", v)
+	case "writes":
+		return fmt.Sprintf("%.0f", v)
+	}
+	return fmt.Sprintf("%.2f %s", v, unit)
+}
+
+// formatChange is the change from was to now: in percentage points for
+// figures that are percentages, otherwise in percent, which from zero can
+// only say that the figure moved.
+func formatChange(was, now float64, unit string) string {
+	switch {
+	case formatFigure(was, unit) == formatFigure(now, unit):
+		return "0 %"
+	case unit == "%":
+		return fmt.Sprintf("%+.1f points", now-was)
+	case was == 0:
+		return "was 0"
+	}
+	return fmt.Sprintf("%+.1f %%", (now-was)/math.Abs(was)*100)
+}

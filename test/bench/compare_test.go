@@ -1,0 +1,96 @@
+package main
+
+import (
+	"io"
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestPrintComparisonJudgesTargets(t *testing.T) {
+	good, err := readBaseline("results.json")
+	if err != nil || good == nil {
+		t.Fatalf("reading the committed results: %v", err)
+	}
+	tests := []struct {
+		name   string
+		change func(r *report)
+		missed []string
+	}{
+		{"committed results", func(*report) {}, nil},
+		{"a fifth write", func(r *report) { r.Backlog.Writes.PerObject = 5 },
+			[]string{"backlog writes/object to Ready = 5.00, target ≤ 4"}},
+		{"a write in steady state", func(r *report) { r.Steady.RestartWrites.Total = 1 },
+			[]string{"steady writes after restart = 1, target 0"}},
+		{"heap over 8 KiB and unrelated objects costing", func(r *report) {
+			r.Mem.HeapInusePerObjectBytes = 8.5 * 1024
+			r.Mem.UnrelatedHeapChangePercent = -12
+		}, []string{
+			"mem heap in use per DeployObject = 8.50 KiB, target ≤ 8 KiB",
+			"mem heap change with unrelated objects = -12.0 %, target within 10 %",
+		}},
+		{"slow backlog", func(r *report) { r.Backlog.LimitOverReconciled = 0.5 },
+			[]string{"backlog limit / reconciled = 0.50, target ≥ 0.6"}},
+		{"a small run is not held to the size-bound targets", func(r *report) {
+			r.N, r.MemN = 50, 200
+			r.Backlog.LimitOverReconciled = 0.5
+			r.Mem.HeapInusePerObjectBytes = 30 * 1024
+		}, nil},
+		{"a small run is held to the write targets", func(r *report) {
+			r.N = 50
+			r.Burst.Writes.PerObject = 4.2
+		}, []string{"burst writes/object to Ready = 4.20, target ≤ 4"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			now, err := readBaseline("results.json")
+			if err != nil {
+				t.Fatal(err)
+			}
+			tt.change(now)
+			missed, err := printComparison(io.Discard, now, good)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(missed, tt.missed) {
+				t.Errorf("missed = %q, want %q", missed, tt.missed)
+			}
+		})
+	}
+}
+
+func TestPrintComparisonShowsChange(t *testing.T) {
+	base := &report{Commit: "abc", Backlog: &convergeResult{ReconciledSeconds: 50, Writes: writes{PerObject: 4}}, Steady: &steadyResult{},
+		Mem: &memResult{UnrelatedHeapChangePercent: -0.4}}
+	now := &report{Backlog: &convergeResult{ReconciledSeconds: 40, Writes: writes{PerObject: 4}}, Steady: &steadyResult{RestartWrites: writes{Total: 3}},
+		Mem: &memResult{UnrelatedHeapChangePercent: 2.1}}
+	var out strings.Builder
+	if _, err := printComparison(&out, now, base); err != nil {
+		t.Fatal(err)
+	}
+	// Rows compared by words, whatever the column widths.
+	words := strings.Join(strings.Fields(out.String()), " ")
+	for _, want := range []string{"compared with commit abc", "reconciled 50.00 s 40.00 s -20.0 %", "after restart 0 3 was 0 0: MISSED",
+		"unrelated objects -0.4 % +2.1 % +2.5 points"} {
+		if !strings.Contains(words, want) {
+			t.Errorf("comparison lacks %q:\n%s", want, out.String())
+		}
+	}
+	// A change smaller than the printed precision is none.
+	base.Backlog.Writes.PerObject, now.Backlog.Writes.PerObject = 4, 4.0000001
+	out.Reset()
+	if _, err := printComparison(&out, now, base); err != nil {
+		t.Fatal(err)
+	}
+	if words := strings.Join(strings.Fields(out.String()), " "); !strings.Contains(words, "to Ready 4.00 4.00 0 % ≤ 4: met") {
+		t.Errorf("a change below the printed precision is shown:\n%s", out.String())
+	}
+	// Without a baseline every row still shows the run and its target.
+	out.Reset()
+	if _, err := printComparison(&out, now, nil); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "no baseline") || !strings.Contains(out.String(), "MISSED") {
+		t.Errorf("comparison without a baseline:\n%s", out.String())
+	}
+}
