@@ -7,6 +7,8 @@ import (
 	"testing"
 )
 
+// TestPrintComparisonJudgesTargets starts from the committed results, which
+// are themselves held to the targets, and breaks one figure at a time.
 func TestPrintComparisonJudgesTargets(t *testing.T) {
 	good, err := readBaseline("results.json")
 	if err != nil || good == nil {
