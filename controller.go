@@ -50,6 +50,8 @@ type Controller struct {
 	queue    workqueue.TypedRateLimitingInterface[cache.ObjectName]
 	recorder record.EventRecorder
 	metrics  *reconcileMetrics
+	// written holds status writes the DeployObject cache has not shown yet.
+	written *writtenStatuses
 
 	// now is the clock for condition transition times; tests replace it.
 	now func() metav1.Time
@@ -89,6 +91,7 @@ func NewController(
 		),
 		recorder:      recorder,
 		metrics:       metrics,
+		written:       newWrittenStatuses(),
 		now:           metav1.Now,
 		shutdownGrace: 10 * time.Second,
 	}
@@ -209,13 +212,15 @@ func (c *Controller) enqueue(obj any) {
 // updateDeployObject enqueues a DeployObject when its spec changed (a new
 // generation) or on a periodic resync (same resourceVersion), which re-checks
 // the children. Changes to status or metadata alone, such as the controller's
-// own status writes, do not affect the children and are skipped.
+// own status writes, do not affect the children and are skipped; they only
+// tell that the cache has caught up with a status write.
 func (c *Controller) updateDeployObject(oldObj, newObj any) {
 	oldDO, ok1 := oldObj.(*appv1.DeployObject)
 	newDO, ok2 := newObj.(*appv1.DeployObject)
 	if !ok1 || !ok2 {
 		return
 	}
+	c.written.observe(cache.MetaObjectToName(newDO), newDO.ResourceVersion)
 	if oldDO.ResourceVersion == newDO.ResourceVersion || oldDO.Generation != newDO.Generation {
 		c.enqueue(newDO)
 	}

@@ -125,6 +125,8 @@ type fixture struct {
 	client     *fake.Clientset
 	kubeClient *k8sfake.Clientset
 	recorder   *record.FakeRecorder
+	// dobjIndexer is the DeployObject cache of the last newController.
+	dobjIndexer cache.Indexer
 }
 
 func newFixture(t *testing.T) *fixture {
@@ -146,13 +148,19 @@ func (f *fixture) newController(ctx context.Context) *Controller {
 	kubeObjs = append(kubeObjs, f.unlisted...)
 	// The fake tracker cannot server-side apply custom resources
 	// (kubernetes/kubernetes#126850), so status applies are accepted as they
-	// come; the tests assert what was sent.
+	// come and answered with the applied status; the tests assert what was
+	// sent.
 	f.client = fake.NewSimpleClientset(objs...)
 	f.client.PrependReactor("patch", "deployobjects", func(a core.Action) (bool, runtime.Object, error) {
-		if p, ok := a.(core.PatchAction); ok && p.GetPatchType() == types.ApplyPatchType && a.GetSubresource() == "status" {
-			return true, &appv1.DeployObject{}, nil
+		p, ok := a.(core.PatchAction)
+		if !ok || p.GetPatchType() != types.ApplyPatchType || a.GetSubresource() != "status" {
+			return false, nil, nil
 		}
-		return false, nil, nil
+		applied := &appv1.DeployObject{}
+		if err := yamlOrJSON(p.GetPatch(), applied); err != nil {
+			return true, nil, err
+		}
+		return true, applied, nil
 	})
 	f.kubeClient = k8sfake.NewClientset(kubeObjs...)
 	f.recorder = record.NewFakeRecorder(10)
@@ -170,8 +178,9 @@ func (f *fixture) newController(ctx context.Context) *Controller {
 	c.now = func() metav1.Time { return fixedNow }
 	// The caches hold what the informers' transform keeps, as in
 	// production; the fake API server holds the whole objects.
+	f.dobjIndexer = factory.App().V1().DeployObjects().Informer().GetIndexer()
 	for _, d := range f.dobjs {
-		mustAdd(f.t, factory.App().V1().DeployObjects().Informer().GetIndexer(), d.DeepCopy())
+		mustAdd(f.t, f.dobjIndexer, d.DeepCopy())
 	}
 	for _, d := range f.deployments {
 		mustAdd(f.t, kubeFactory.Apps().V1().Deployments().Informer().GetIndexer(), d.DeepCopy())
@@ -744,6 +753,77 @@ func TestSyncDeletedDeployObject(t *testing.T) {
 		t.Fatalf("sync: %v", err)
 	}
 	expectActions(t, actions)
+}
+
+// TestSyncStatusWriteNotYetInCache: a sync that runs before the watch has
+// delivered the controller's own status write must not write it again, and
+// once the cache moves on, the cache is the reference again.
+func TestSyncStatusWriteNotYetInCache(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	f := newFixture(t)
+	dobj := newDeployObject()
+	f.dobjs = []*appv1.DeployObject{dobj}
+	f.deployments = []*appsv1.Deployment{liveDeployment(dobj)}
+	f.services = []*corev1.Service{liveService(dobj)}
+	c := f.newController(ctx)
+	statusWrites := func() int {
+		t.Helper()
+		return len(writes(f.client.Actions()))
+	}
+
+	if err := c.syncHandler(ctx, testKey); err != nil {
+		t.Fatalf("first sync: %v", err)
+	}
+	if n := statusWrites(); n != 1 {
+		t.Fatalf("first sync made %d status writes, want 1", n)
+	}
+	// The cache still holds resourceVersion 10 without the status.
+	if err := c.syncHandler(ctx, testKey); err != nil {
+		t.Fatalf("second sync: %v", err)
+	}
+	if n := statusWrites(); n != 1 {
+		t.Errorf("a sync before the watch delivered the write wrote the status again: %d writes", n)
+	}
+
+	// The watch delivers the write: the entry goes, and the cache alone
+	// says the status is current.
+	applied := readyOf(t, writes(f.client.Actions())[0])
+	seen := dobj.DeepCopy()
+	seen.ResourceVersion = "11"
+	seen.Status = computeStatus(dobj, syncOutcome{deployment: liveDeployment(dobj), service: liveService(dobj)}, applied.LastTransitionTime)
+	c.updateDeployObject(dobj, seen)
+	if n := len(c.written.m); n != 0 {
+		t.Errorf("%d written statuses kept after the cache caught up, want 0", n)
+	}
+
+	// Someone else then resets the status: the cache is the reference, so
+	// the controller writes again.
+	reset := seen.DeepCopy()
+	reset.ResourceVersion = "12"
+	reset.Status = appv1.DeployObjectStatus{}
+	c.updateDeployObject(seen, reset)
+	for _, obj := range []*appv1.DeployObject{seen, reset} {
+		if err := f.dobjIndexer.Update(obj); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.syncHandler(ctx, testKey); err != nil {
+			t.Fatalf("sync over resourceVersion %s: %v", obj.ResourceVersion, err)
+		}
+	}
+	if n := statusWrites(); n != 2 {
+		t.Errorf("%d status writes after the cache held a reset status, want 2", n)
+	}
+
+	// A deleted DeployObject leaves nothing behind.
+	if err := f.dobjIndexer.Delete(reset); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.syncHandler(ctx, testKey); err != nil {
+		t.Fatalf("sync after deletion: %v", err)
+	}
+	if n := len(c.written.m); n != 0 {
+		t.Errorf("%d written statuses kept after the DeployObject was deleted, want 0", n)
+	}
 }
 
 func TestEventHandlers(t *testing.T) {

@@ -34,10 +34,17 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) erro
 		// Deleted: garbage collection removes the children through their
 		// controller ownerReferences.
 		logger.V(4).Info("DeployObject no longer exists")
+		c.written.forget(key)
 		return nil
 	}
 	if err != nil {
 		return fmt.Errorf("reading DeployObject from cache: %w", err)
+	}
+	if written, ok := c.written.newerThanCache(key, dobj.ResourceVersion); ok {
+		// The watch has not delivered the last status write yet: judge the
+		// status against what was written, not against the cache.
+		dobj = dobj.DeepCopy()
+		dobj.Status = written
 	}
 	if dobj.DeletionTimestamp != nil {
 		// Going away (held by someone's finalizer, or with its namespace):
@@ -74,9 +81,11 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) erro
 		c.recorder.Event(dobj, corev1.EventTypeWarning, out.blocked.Reason, out.blocked.Message)
 	}
 	if !statusEqual(dobj.Status, status) {
-		if _, err := c.client.AppV1().DeployObjects(dobj.Namespace).ApplyStatus(ctx, statusApplyConfiguration(dobj, status), metav1.ApplyOptions{FieldManager: fieldManager, Force: true}); err != nil {
+		written, err := c.client.AppV1().DeployObjects(dobj.Namespace).ApplyStatus(ctx, statusApplyConfiguration(dobj, status), metav1.ApplyOptions{FieldManager: fieldManager, Force: true})
+		if err != nil {
 			return fmt.Errorf("writing status: %w", err)
 		}
+		c.written.record(key, dobj.ResourceVersion, written.Status)
 		logger.V(2).Info("Wrote status", "ready", readyReason(status))
 	}
 
