@@ -7,21 +7,43 @@ import (
 	"testing"
 )
 
-// TestPrintComparisonJudgesTargets starts from the committed results, which
-// are themselves held to the targets, and breaks one figure at a time.
-func TestPrintComparisonJudgesTargets(t *testing.T) {
-	good, err := readBaseline("results.json")
-	if err != nil || good == nil {
-		t.Fatalf("reading the committed results: %v", err)
+// goodReport is a full-size run that meets every target.
+func goodReport() *report {
+	converge := func() *convergeResult {
+		return &convergeResult{ReconciledSeconds: 50, ReadySeconds: 60, LimitOverReconciled: 0.9, Writes: writes{PerObject: 4}}
 	}
+	return &report{
+		N: targetN, MemN: targetMemN,
+		Limit:   &limitResult{Seconds: 45},
+		Backlog: converge(),
+		Burst:   converge(),
+		Steady:  &steadyResult{},
+		Update:  converge(),
+		Mem:     &memResult{HeapInusePerObjectBytes: 7.9 * 1024, UnrelatedHeapChangePercent: -1.4},
+	}
+}
+
+// The committed results must stay readable as the report type grows.
+func TestCommittedResultsDecode(t *testing.T) {
+	for _, path := range []string{"results.json", "results-sweep.json"} {
+		r, err := readBaseline(path)
+		if err != nil || r == nil || r.Limit == nil || r.Commit == "" {
+			t.Errorf("%s: %v, %+v", path, err, r)
+		}
+	}
+}
+
+// TestPrintComparisonJudgesTargets breaks one figure of a good run at a time.
+func TestPrintComparisonJudgesTargets(t *testing.T) {
+	good := goodReport()
 	tests := []struct {
 		name   string
 		change func(r *report)
 		missed []string
 	}{
-		{"committed results", func(*report) {}, nil},
+		{"a good run", func(*report) {}, nil},
 		{"a fifth write", func(r *report) { r.Backlog.Writes.PerObject = 5 },
-			[]string{"backlog writes/object to Ready = 5.00, target ≤ 4"}},
+			[]string{"backlog writes/object to Ready = 5.000, target ≤ 4"}},
 		{"a write in steady state", func(r *report) { r.Steady.RestartWrites.Total = 1 },
 			[]string{"steady writes after restart = 1, target 0"}},
 		{"heap over 8 KiB and unrelated objects costing", func(r *report) {
@@ -38,17 +60,16 @@ func TestPrintComparisonJudgesTargets(t *testing.T) {
 			r.Backlog.LimitOverReconciled = 0.5
 			r.Mem.HeapInusePerObjectBytes = 30 * 1024
 		}, nil},
+		{"one extra write in a thousand objects", func(r *report) { r.Backlog.Writes.PerObject = 4001.0 / 1000 },
+			[]string{"backlog writes/object to Ready = 4.001, target ≤ 4"}},
 		{"a small run is held to the write targets", func(r *report) {
 			r.N = 50
 			r.Burst.Writes.PerObject = 4.2
-		}, []string{"burst writes/object to Ready = 4.20, target ≤ 4"}},
+		}, []string{"burst writes/object to Ready = 4.200, target ≤ 4"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			now, err := readBaseline("results.json")
-			if err != nil {
-				t.Fatal(err)
-			}
+			now := goodReport()
 			tt.change(now)
 			missed, err := printComparison(io.Discard, now, good)
 			if err != nil {
@@ -79,12 +100,12 @@ func TestPrintComparisonShowsChange(t *testing.T) {
 		}
 	}
 	// A change smaller than the printed precision is none.
-	base.Backlog.Writes.PerObject, now.Backlog.Writes.PerObject = 4, 4.0000001
+	base.Backlog.Writes.PerObject, now.Backlog.Writes.PerObject = 4, 3.9999999
 	out.Reset()
 	if _, err := printComparison(&out, now, base); err != nil {
 		t.Fatal(err)
 	}
-	if words := strings.Join(strings.Fields(out.String()), " "); !strings.Contains(words, "to Ready 4.00 4.00 0 % ≤ 4: met") {
+	if words := strings.Join(strings.Fields(out.String()), " "); !strings.Contains(words, "to Ready 4.000 4.000 0 % ≤ 4: met") {
 		t.Errorf("a change below the printed precision is shown:\n%s", out.String())
 	}
 	// Without a baseline every row still shows the run and its target.

@@ -286,7 +286,7 @@ func printTable(out io.Writer, r *report) error {
 }
 
 func convergeRows(row func(step, metric, format string, args ...any), step string, n int, c *convergeResult) {
-	row(step, "writes/object to Ready", "%.2f (%s)", c.Writes.PerObject, perResource(c.Writes.ByMethod, n))
+	row(step, "writes/object to Ready", "%.3f (%s)", c.Writes.PerObject, perResource(c.Writes.ByMethod, n))
 	row(step, "  by verb and resource, per object", "%s", perResource(c.Writes.ByVerbResource, n))
 	row(step, "  of which events, per object", "%.2f", c.Writes.EventsPerObject)
 	row(step, "mean write latency", "%.1f ms", c.Writes.MeanLatencySeconds*1000)
