@@ -1,0 +1,44 @@
+package main
+
+import (
+	"testing"
+
+	"k8s.io/client-go/tools/cache"
+
+	appv1 "deployobject.dev/controller/pkg/apis/app/v1"
+)
+
+func TestWrittenStatusesRecord(t *testing.T) {
+	key := cache.ObjectName{Namespace: "apps", Name: "web"}
+	status := appv1.DeployObjectStatus{ObservedGeneration: 2}
+	cachedAt := func(v string, ok bool) func() (string, bool) { return func() (string, bool) { return v, ok } }
+	tests := []struct {
+		name   string
+		cached func() (string, bool)
+		// observed is a version the cache reports after the write; "" for none.
+		observed string
+		kept     bool
+	}{
+		{"cache still at the version written over", cachedAt("10", true), "", true},
+		{"an event of the version written over", cachedAt("10", true), "10", true},
+		{"the watch delivers the write", cachedAt("10", true), "11", false},
+		{"the watch delivered the write before record", cachedAt("11", true), "", false},
+		{"deleted meanwhile", cachedAt("", false), "", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			w := newWrittenStatuses()
+			w.record(key, "10", status, tt.cached)
+			if tt.observed != "" {
+				w.observe(key, tt.observed)
+			}
+			if _, kept := w.m[key]; kept != tt.kept {
+				t.Fatalf("entry kept = %v, want %v", kept, tt.kept)
+			}
+			got, ok := w.newerThanCache(key, "10")
+			if ok != tt.kept || (ok && got.ObservedGeneration != 2) {
+				t.Errorf("newerThanCache = %+v, %v; want the written status: %v", got, ok, tt.kept)
+			}
+		})
+	}
+}
