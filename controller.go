@@ -91,7 +91,7 @@ func NewController(
 		),
 		recorder:      recorder,
 		metrics:       metrics,
-		written:       newWrittenStatuses(),
+		written:       newWrittenStatuses(deployObjectInformer.Lister()),
 		now:           metav1.Now,
 		shutdownGrace: 10 * time.Second,
 	}

@@ -85,13 +85,7 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) erro
 		if err != nil {
 			return fmt.Errorf("writing status: %w", err)
 		}
-		c.written.record(key, dobj.ResourceVersion, written.Status, func() (string, bool) {
-			cached, err := c.deployObjects.DeployObjects(key.Namespace).Get(key.Name)
-			if err != nil {
-				return "", false
-			}
-			return cached.ResourceVersion, true
-		})
+		c.written.record(key, dobj.ResourceVersion, written.Status)
 		logger.V(2).Info("Wrote status", "ready", readyReason(status))
 	}
 

@@ -6,6 +6,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	appv1 "deployobject.dev/controller/pkg/apis/app/v1"
+	listers "deployobject.dev/controller/pkg/generated/listers/app/v1"
 )
 
 // writtenStatuses remembers the status the controller last wrote to a
@@ -16,6 +17,9 @@ import (
 // `make bench`. Entries last only until the cache shows a newer version of
 // their object, so in steady state the map is empty.
 type writtenStatuses struct {
+	// cached is the DeployObject cache the written statuses are ahead of.
+	cached listers.DeployObjectLister
+
 	mu sync.Mutex
 	m  map[cache.ObjectName]writtenStatus
 }
@@ -28,20 +32,20 @@ type writtenStatus struct {
 	status  appv1.DeployObjectStatus
 }
 
-func newWrittenStatuses() *writtenStatuses {
-	return &writtenStatuses{m: map[cache.ObjectName]writtenStatus{}}
+func newWrittenStatuses(cached listers.DeployObjectLister) *writtenStatuses {
+	return &writtenStatuses{cached: cached, m: map[cache.ObjectName]writtenStatus{}}
 }
 
 // record notes that status was written over the version basedOn of key,
-// unless cachedVersion says the cache has already moved past it: the watch
-// may deliver the write before record runs, and observe would then never
-// see a later version to drop the entry with. The informer updates its cache
-// before it notifies the handlers, and observe waits for the lock, so a
-// version cached after the check still reaches observe.
-func (w *writtenStatuses) record(key cache.ObjectName, basedOn string, status appv1.DeployObjectStatus, cachedVersion func() (string, bool)) {
+// unless the cache has already moved past it: the watch may deliver the
+// write before record runs, and observe would then never see a later version
+// to drop the entry with. The informer updates its cache before it notifies
+// the handlers, and observe waits for the lock, so a version cached after the
+// check still reaches observe.
+func (w *writtenStatuses) record(key cache.ObjectName, basedOn string, status appv1.DeployObjectStatus) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if v, ok := cachedVersion(); !ok || v != basedOn {
+	if cached, err := w.cached.DeployObjects(key.Namespace).Get(key.Name); err != nil || cached.ResourceVersion != basedOn {
 		delete(w.m, key)
 		return
 	}

@@ -5,16 +5,28 @@ import (
 
 	"k8s.io/client-go/tools/cache"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	appv1 "deployobject.dev/controller/pkg/apis/app/v1"
+	listers "deployobject.dev/controller/pkg/generated/listers/app/v1"
 )
 
 func TestWrittenStatusesRecord(t *testing.T) {
 	key := cache.ObjectName{Namespace: "apps", Name: "web"}
 	status := appv1.DeployObjectStatus{ObservedGeneration: 2}
-	cachedAt := func(v string, ok bool) func() (string, bool) { return func() (string, bool) { return v, ok } }
+	// cachedAt is a DeployObject cache holding key at version v, or empty.
+	cachedAt := func(v string, ok bool) listers.DeployObjectLister {
+		indexer := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{})
+		if ok {
+			if err := indexer.Add(&appv1.DeployObject{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name, ResourceVersion: v}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return listers.NewDeployObjectLister(indexer)
+	}
 	tests := []struct {
 		name   string
-		cached func() (string, bool)
+		cached listers.DeployObjectLister
 		// observed is a version the cache reports after the write; "" for none.
 		observed string
 		kept     bool
@@ -27,8 +39,8 @@ func TestWrittenStatusesRecord(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			w := newWrittenStatuses()
-			w.record(key, "10", status, tt.cached)
+			w := newWrittenStatuses(tt.cached)
+			w.record(key, "10", status)
 			if tt.observed != "" {
 				w.observe(key, tt.observed)
 			}
