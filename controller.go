@@ -268,11 +268,19 @@ func metaOf(obj any) (metav1.Object, error) {
 	}
 }
 
-// ownerName is the DeployObject named by obj's controller ownerReference, or
-// nil when a DeployObject does not control obj.
+// ownerName is the DeployObject named by obj's controller ownerReference;
+// for an object without a controller that carries the labels of a
+// DeployObject's children, the DeployObject that would adopt it; otherwise
+// nil.
 func ownerName(obj metav1.Object) *cache.ObjectName {
 	ref := metav1.GetControllerOfNoCopy(obj)
-	if ref == nil || ref.Kind != deployObjectKind.Kind {
+	if ref == nil {
+		if labels := obj.GetLabels(); labels[managedByLabel] == managedByValue && labels[nameLabel] != "" {
+			return &cache.ObjectName{Namespace: obj.GetNamespace(), Name: labels[nameLabel]}
+		}
+		return nil
+	}
+	if ref.Kind != deployObjectKind.Kind {
 		return nil
 	}
 	if gv, err := schema.ParseGroupVersion(ref.APIVersion); err != nil || gv.Group != deployObjectKind.Group {

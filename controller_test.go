@@ -512,7 +512,7 @@ func TestSyncConflictWithUnownedObject(t *testing.T) {
 			set: func(f *fixture, dobj *appv1.DeployObject) {
 				f.unlisted = []runtime.Object{&appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: dobj.Name, Namespace: dobj.Namespace}}}
 			},
-			want: []string{"create deployments", "get deployments", "patch deployobjects/status"},
+			want: []string{"create deployments", "get deployments", "create services", "patch deployobjects/status"},
 		},
 		{
 			name: "Deployment controlled by another owner",
@@ -521,14 +521,14 @@ func TestSyncConflictWithUnownedObject(t *testing.T) {
 				d.OwnerReferences[0].UID = "uid-of-an-earlier-web"
 				f.deployments = []*appsv1.Deployment{d}
 			},
-			want: []string{"patch deployobjects/status"},
+			want: []string{"create services", "patch deployobjects/status"},
 		},
 		{
-			name: "Service without a controller",
+			name: "labelled Service controlled by another kind",
 			set: func(f *fixture, dobj *appv1.DeployObject) {
 				f.deployments = []*appsv1.Deployment{liveDeployment(dobj)}
 				s := liveService(dobj)
-				s.OwnerReferences = nil
+				s.OwnerReferences[0].Kind, s.OwnerReferences[0].UID = "Application", "uid-app"
 				f.services = []*corev1.Service{s}
 			},
 			want: []string{"patch deployobjects/status"},
@@ -540,8 +540,8 @@ func TestSyncConflictWithUnownedObject(t *testing.T) {
 			f.dobjs = []*appv1.DeployObject{dobj}
 			tc.set(f, dobj)
 			err, actions := f.sync()
-			var conflict *resourceConflictError
-			if !errors.As(err, &conflict) {
+			var blocked *blockedError
+			if !errors.As(err, &blocked) || blocked.problems[0].reason != appv1.ReasonResourceConflict {
 				t.Fatalf("sync error = %v, want a resource conflict so the key is retried with backoff", err)
 			}
 			expectActions(t, actions, tc.want...)
@@ -559,10 +559,11 @@ func TestSyncConflictReportedOnce(t *testing.T) {
 	f := newFixture(t)
 	dobj := newDeployObject()
 	d := liveDeployment(dobj)
-	d.OwnerReferences = nil
-	dobj.Status = computeStatus(dobj, syncOutcome{blocked: ptr.To(notReady(appv1.ReasonResourceConflict, "%s", (&resourceConflictError{kind: "Deployment", name: "web"}).Error()))}, earlier)
+	d.OwnerReferences[0].UID = "uid-of-an-earlier-web"
+	dobj.Status = computeStatus(dobj, syncOutcome{problems: []childProblem{*problemOf(&resourceConflictError{kind: "Deployment", name: "web"})}}, earlier)
 	f.dobjs = []*appv1.DeployObject{dobj}
 	f.deployments = []*appsv1.Deployment{d}
+	f.services = []*corev1.Service{liveService(dobj)}
 	err, actions := f.sync()
 	if err == nil {
 		t.Fatal("want the conflict retried")
@@ -670,9 +671,10 @@ func TestSyncInvalidSpecIsNotRetried(t *testing.T) {
 	if n := c.queue.NumRequeues(testKey); n != 0 {
 		t.Errorf("requeues = %d, want 0: rejected input waits for a new spec", n)
 	}
+	// The Service does not depend on the Deployment: it is made all the same.
 	acts := writes(f.kubeClient.Actions(), f.client.Actions())
-	expectActions(t, acts, "create deployments", "patch deployobjects/status")
-	if ready := readyOf(t, acts[1]); ready.Reason != appv1.ReasonInvalidSpec {
+	expectActions(t, acts, "create deployments", "create services", "patch deployobjects/status")
+	if ready := readyOf(t, acts[2]); ready.Reason != appv1.ReasonInvalidSpec {
 		t.Errorf("Ready reason = %s, want InvalidSpec", ready.Reason)
 	}
 	if ev := events(f.recorder); len(ev) != 1 || !strings.HasPrefix(ev[0], "Warning InvalidSpec") {
@@ -866,10 +868,15 @@ func TestEventHandlers(t *testing.T) {
 	c.updateChild(child, newer)
 	expect("child update", testKey)
 
-	unowned := child.DeepCopy()
-	unowned.OwnerReferences = nil
-	c.enqueueOwner(unowned)
-	expect("unowned child")
+	orphan := child.DeepCopy()
+	orphan.OwnerReferences = nil
+	c.enqueueOwner(orphan)
+	expect("orphan with the children's labels: the DeployObject that would adopt it", testKey)
+
+	unlabelled := orphan.DeepCopy()
+	delete(unlabelled.Labels, nameLabel)
+	c.enqueueOwner(unlabelled)
+	expect("orphan without the name label")
 
 	otherKind := child.DeepCopy()
 	otherKind.OwnerReferences[0].Kind = "ReplicaSet"
@@ -901,4 +908,176 @@ func yamlOrJSON(data []byte, into any) error {
 
 func equalObjects(a, b any) bool {
 	return equality.Semantic.DeepEqual(a, b)
+}
+
+func TestSyncBlockedChildrenAreReported(t *testing.T) {
+	gr := schema.GroupResource{Resource: "services"}
+	quota := apierrors.NewForbidden(schema.GroupResource{Group: "apps", Resource: "deployments"}, "web",
+		errors.New("exceeded quota: q, requested: count/deployments.apps=1, used: count/deployments.apps=0, limited: count/deployments.apps=0"))
+	webhook := apierrors.NewBadRequest(`admission webhook "policy.example.com" denied the request: LoadBalancer Services are not allowed`)
+	vap := apierrors.NewInvalid(schema.GroupKind{Kind: "Service"}, "web", nil)
+	vap.ErrStatus.Message = `services "web" is forbidden: ValidatingAdmissionPolicy 'no-lb' with binding 'no-lb' denied request: no LoadBalancer`
+	rbac := apierrors.NewForbidden(gr, "web", errors.New(`User "system:serviceaccount:x:y" cannot create resource "services"`))
+	invalid := apierrors.NewInvalid(schema.GroupKind{Group: "apps", Kind: "Deployment"}, "web", nil)
+	for _, tc := range []struct {
+		name                  string
+		deployErr, serviceErr error
+		reason                string
+		retried               bool
+		events                int
+	}{
+		{"quota refuses the Deployment, the Service is made", quota, nil, appv1.ReasonQuotaExceeded, true, 1},
+		{"webhook denial without a code", nil, webhook, appv1.ReasonForbidden, true, 1},
+		{"ValidatingAdmissionPolicy denial", nil, vap, appv1.ReasonForbidden, true, 1},
+		{"RBAC", nil, rbac, appv1.ReasonForbidden, true, 1},
+		{"invalid Deployment, refused Service", invalid, rbac, appv1.ReasonInvalidSpec, true, 2},
+		{"invalid Deployment only", invalid, nil, appv1.ReasonInvalidSpec, false, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t)
+			f.dobjs = []*appv1.DeployObject{newDeployObject()}
+			_, ctx := ktesting.NewTestContext(t)
+			c := f.newController(ctx)
+			for resource, err := range map[string]error{"deployments": tc.deployErr, "services": tc.serviceErr} {
+				if err != nil {
+					f.kubeClient.PrependReactor("create", resource, func(core.Action) (bool, runtime.Object, error) { return true, nil, err })
+				}
+			}
+			c.queue.Add(testKey)
+			c.processNextWorkItem(ctx)
+			acts := writes(f.kubeClient.Actions(), f.client.Actions())
+			// Every child is tried, whatever happened to the other.
+			expectActions(t, acts, "create deployments", "create services", "patch deployobjects/status")
+			if ready := readyOf(t, acts[2]); ready.Status != metav1.ConditionFalse || ready.Reason != tc.reason {
+				t.Errorf("Ready = %s/%s %q, want False/%s", ready.Status, ready.Reason, ready.Message, tc.reason)
+			}
+			if n := c.queue.NumRequeues(testKey); (n == 1) != tc.retried {
+				t.Errorf("requeues = %d, want retried with backoff: %v", n, tc.retried)
+			}
+			if ev := events(f.recorder); len(ev) != tc.events || !strings.HasPrefix(ev[0], "Warning "+tc.reason) {
+				t.Errorf("events = %q, want %d Warning, the first %s", ev, tc.events, tc.reason)
+			}
+		})
+	}
+}
+
+func TestSyncBlockedChildReportedOnce(t *testing.T) {
+	f := newFixture(t)
+	dobj := newDeployObject()
+	refused := apierrors.NewForbidden(schema.GroupResource{Resource: "services"}, "web", errors.New("exceeded quota: q, requested: services.loadbalancers=1"))
+	dobj.Status = computeStatus(dobj, syncOutcome{deployment: liveDeployment(dobj), problems: []childProblem{*problemOf(fmt.Errorf("creating Service web: %w", refused))}}, earlier)
+	f.dobjs = []*appv1.DeployObject{dobj}
+	f.deployments = []*appsv1.Deployment{liveDeployment(dobj)}
+	_, ctx := ktesting.NewTestContext(t)
+	c := f.newController(ctx)
+	f.kubeClient.PrependReactor("create", "services", func(core.Action) (bool, runtime.Object, error) { return true, nil, refused })
+	err := c.syncHandler(ctx, testKey)
+	if !isExpectedRetry(err) {
+		t.Errorf("sync error = %v, want a blocked retry", err)
+	}
+	expectActions(t, writes(f.kubeClient.Actions(), f.client.Actions()), "create services")
+	if ev := events(f.recorder); len(ev) != 0 {
+		t.Errorf("events = %q, want none for a problem already reported", ev)
+	}
+}
+
+func TestSyncLongRejectionKeepsStatusValid(t *testing.T) {
+	f := newFixture(t)
+	f.dobjs = []*appv1.DeployObject{newDeployObject()}
+	_, ctx := ktesting.NewTestContext(t)
+	c := f.newController(ctx)
+	invalid := apierrors.NewInvalid(schema.GroupKind{Group: "apps", Kind: "Deployment"}, "web", nil)
+	invalid.ErrStatus.Message = strings.Repeat(`env[0].name: Invalid value: "A=B": a valid environment variable name; `, 2000)
+	f.kubeClient.PrependReactor("create", "deployments", func(core.Action) (bool, runtime.Object, error) { return true, nil, invalid })
+	if err := c.syncHandler(ctx, testKey); err != nil {
+		t.Fatalf("sync: %v", err)
+	}
+	acts := writes(f.kubeClient.Actions(), f.client.Actions())
+	if ready := readyOf(t, acts[len(acts)-1]); ready.Reason != appv1.ReasonInvalidSpec || len(ready.Message) > maxConditionMessage {
+		t.Errorf("Ready = %s with a message of %d bytes, want InvalidSpec with at most %d", ready.Reason, len(ready.Message), maxConditionMessage)
+	}
+}
+
+func TestSyncStatusCarriesUID(t *testing.T) {
+	f := newFixture(t)
+	f.dobjs = []*appv1.DeployObject{newDeployObject()}
+	err, actions := f.sync()
+	if err != nil {
+		t.Fatalf("sync: %v", err)
+	}
+	var applied appv1.DeployObject
+	if err := yamlOrJSON(actions[len(actions)-1].(core.PatchAction).GetPatch(), &applied); err != nil {
+		t.Fatal(err)
+	}
+	if applied.UID != "uid-web" {
+		t.Errorf("the status apply carries uid %q, want uid-web: without it a status could land on a re-created DeployObject", applied.UID)
+	}
+}
+
+func TestSyncAdoptsOrphans(t *testing.T) {
+	f := newFixture(t)
+	dobj := newDeployObject()
+	d, s := liveDeployment(dobj), liveService(dobj)
+	d.OwnerReferences, s.OwnerReferences = nil, []metav1.OwnerReference{{APIVersion: "v1", Kind: "ConfigMap", Name: "keep", UID: "uid-cm"}}
+	f.dobjs = []*appv1.DeployObject{dobj}
+	f.deployments = []*appsv1.Deployment{d}
+	f.services = []*corev1.Service{s}
+	err, actions := f.sync()
+	if err != nil {
+		t.Fatalf("sync: %v", err)
+	}
+	// The owner is read once, fresh, for both adoptions (the Kubernetes
+	// client's actions are listed before the DeployObject client's).
+	expectActions(t, actions, "patch deployments", "patch services", "get deployobjects", "patch deployobjects/status")
+	for i, want := range []struct {
+		rv   string
+		refs int
+	}{{d.ResourceVersion, 1}, {s.ResourceVersion, 2}} {
+		p := actions[i].(core.PatchAction)
+		var patch struct {
+			Metadata metav1.ObjectMeta `json:"metadata"`
+		}
+		if err := yamlOrJSON(p.GetPatch(), &patch); err != nil {
+			t.Fatal(err)
+		}
+		refs := patch.Metadata.OwnerReferences
+		if p.GetPatchType() != types.MergePatchType || patch.Metadata.ResourceVersion != want.rv || len(refs) != want.refs || !metav1.IsControlledBy(&patch.Metadata, dobj) {
+			t.Errorf("%s patch = %s %s, want a merge patch at resourceVersion %s keeping %d owners with the DeployObject as controller", p.GetResource().Resource, p.GetPatchType(), p.GetPatch(), want.rv, want.refs-1)
+		}
+	}
+	if ready := readyOf(t, actions[3]); ready.Reason != appv1.ReasonAvailable {
+		t.Errorf("Ready reason = %s, want Available", ready.Reason)
+	}
+}
+
+func TestSyncAdoptsOnlyForTheLiveOwner(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		apply func(*appv1.DeployObject)
+	}{
+		{"re-created meanwhile", func(d *appv1.DeployObject) { d.UID = "uid-new-web" }},
+		{"being deleted", func(d *appv1.DeployObject) { d.DeletionTimestamp, d.Finalizers = &fixedNow, []string{"x"} }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t)
+			dobj := newDeployObject()
+			d := liveDeployment(dobj)
+			d.OwnerReferences = nil
+			f.dobjs = []*appv1.DeployObject{dobj}
+			f.deployments = []*appsv1.Deployment{d}
+			f.services = []*corev1.Service{liveService(dobj)}
+			_, ctx := ktesting.NewTestContext(t)
+			c := f.newController(ctx)
+			live := dobj.DeepCopy()
+			tc.apply(live)
+			if err := f.client.Tracker().Update(resDObj, live, live.Namespace); err != nil {
+				t.Fatal(err)
+			}
+			f.client.ClearActions()
+			if err := c.syncHandler(ctx, testKey); err == nil {
+				t.Error("sync succeeded, want an error so that the next sync decides on a fresh cache")
+			}
+			expectActions(t, writes(f.kubeClient.Actions(), f.client.Actions()), "get deployobjects")
+		})
+	}
 }

@@ -1,9 +1,11 @@
 package main
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/utils/ptr"
@@ -30,8 +32,35 @@ func fuzzDeployObject(image string, replicas int32, cmd, envName, envValue, port
 	d.Spec.ServiceType = appv1.ServiceType(svcType)
 	if q, err := resource.ParseQuantity(quantity); err == nil {
 		d.Spec.Resources.Limits = corev1.ResourceList{corev1.ResourceCPU: q}
+		d.Spec.Resources.Requests = corev1.ResourceList{corev1.ResourceMemory: q}
 	}
 	return d
+}
+
+// storedByServer is the Deployment of dobj as the API server would store it:
+// the spec's own values sent as JSON, read back, and defaulted as
+// SetDefaults_ResourceList does (every quantity rounded up to a thousandth).
+// The end-to-end test TestServerCanonicalValuesCauseNoWrites checks the same
+// against the real API server.
+func storedByServer(t *testing.T, dobj *appv1.DeployObject) *appsv1.Deployment {
+	t.Helper()
+	live := liveDeployment(dobj)
+	raw, err := json.Marshal(dobj.Spec.Resources)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r corev1.ResourceRequirements
+	if err := json.Unmarshal(raw, &r); err != nil {
+		t.Fatal(err)
+	}
+	for _, list := range []corev1.ResourceList{r.Requests, r.Limits} {
+		for name, q := range list {
+			q.RoundUp(-3)
+			list[name] = q
+		}
+	}
+	live.Spec.Template.Spec.Containers[0].Resources = r
+	return live
 }
 
 // FuzzChildrenConverge: for any spec and any drift of the live children, one
@@ -42,10 +71,15 @@ func FuzzChildrenConverge(f *testing.F) {
 	f.Add("", int32(0), "", "", "", "", int32(0), int32(0), "", "", "", "", int32(-1), int32(0))
 	f.Add("img", int32(-5), ",,,", "A=B", "metadata.name", "UPPER--", int32(70000), int32(-1), "SCTP", "NodePort", "1Gi", "x", int32(0), int32(65535))
 	f.Add("a b", int32(1<<30), "sh -c", "é", "\x00", "dns", int32(53), int32(53), "UDP", "LoadBalancer", "-1", "", int32(1), int32(-30000))
+	f.Add("nginx", int32(1), "", "A", "", "http", int32(80), int32(0), "TCP", "", "0.5m", "nginx", int32(1), int32(0))
+	f.Add("nginx", int32(1), "", "A", "", "http", int32(80), int32(0), "TCP", "", "1.0001", "nginx", int32(1), int32(0))
 	f.Fuzz(func(t *testing.T, image string, replicas int32, cmd, envName, envValue, portName string, containerPort, svcPort int32, protocol, svcType, quantity, driftImage string, driftReplicas, nodePort int32) {
 		dobj := fuzzDeployObject(image, replicas, cmd, envName, envValue, portName, containerPort, svcPort, protocol, svcType, quantity)
 
 		want := desiredDeployment(dobj)
+		if _, changed := mergeDeployment(storedByServer(t, dobj), want); changed {
+			t.Fatalf("the Deployment as the API server stores it differs from desired: %v", dobj.Spec.Resources)
+		}
 		live := liveDeployment(dobj)
 		live.Spec.Template.Spec.Containers[0].Image = driftImage
 		live.Spec.Replicas = ptr.To(driftReplicas)

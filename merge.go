@@ -74,7 +74,30 @@ func mergeService(live, desired *corev1.Service) (*corev1.Service, bool) {
 	out.Spec.Type = desired.Spec.Type
 	out.Spec.Selector = desired.Spec.Selector
 	out.Spec.Ports = ports
+	dropFieldsForbiddenByType(out)
 	return out, true
+}
+
+// dropFieldsForbiddenByType clears the fields others may have set on s that
+// the API server rejects for s's type. A Service of the right type never
+// holds any; after a type change, fields set for the old type would make
+// the update fail. The API server itself drops some of them on a type
+// change (nodePorts, healthCheckNodePort, allocateLoadBalancerNodePorts,
+// loadBalancerClass, externalTrafficPolicy), but not the source ranges, and
+// only when they were left unchanged, so the controller drops them all.
+func dropFieldsForbiddenByType(s *corev1.Service) {
+	if s.Spec.Type != corev1.ServiceTypeLoadBalancer {
+		s.Spec.LoadBalancerSourceRanges = nil
+		delete(s.Annotations, corev1.AnnotationLoadBalancerSourceRangesKey)
+		s.Spec.AllocateLoadBalancerNodePorts = nil
+		s.Spec.LoadBalancerClass = nil
+	}
+	if s.Spec.Type != corev1.ServiceTypeLoadBalancer || s.Spec.ExternalTrafficPolicy != corev1.ServiceExternalTrafficPolicyLocal {
+		s.Spec.HealthCheckNodePort = 0
+	}
+	if s.Spec.Type == corev1.ServiceTypeClusterIP {
+		s.Spec.ExternalTrafficPolicy = ""
+	}
 }
 
 // servicePortsFor is desired's ports with each port's nodePort carried over,

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/utils/ptr"
 
 	appv1 "deployobject.dev/controller/pkg/apis/app/v1"
 )
@@ -84,5 +85,55 @@ func TestLabelsHelpers(t *testing.T) {
 	}
 	if containerIndex([]corev1.Container{{Name: "x"}, {Name: containerName}}, containerName) != 1 || containerIndex(nil, "x") != -1 {
 		t.Error("containerIndex")
+	}
+}
+
+// TestMergeServiceTypeChangeDropsForbiddenFields: the fields others set for
+// one type are dropped when the type changes to one the API server rejects
+// them for, and kept otherwise. The end-to-end test TestServiceTypeChanges
+// runs every transition against the real API server.
+func TestMergeServiceTypeChangeDropsForbiddenFields(t *testing.T) {
+	types := []corev1.ServiceType{corev1.ServiceTypeClusterIP, corev1.ServiceTypeNodePort, corev1.ServiceTypeLoadBalancer}
+	for _, from := range types {
+		for _, to := range types {
+			t.Run(string(from)+" to "+string(to), func(t *testing.T) {
+				dobj := newDeployObject(func(d *appv1.DeployObject) { d.Spec.ServiceType = appv1.ServiceType(to) })
+				live := liveService(dobj)
+				live.Spec.Type = from
+				if from != corev1.ServiceTypeClusterIP {
+					live.Spec.Ports[0].NodePort = 30080
+					live.Spec.ExternalTrafficPolicy = corev1.ServiceExternalTrafficPolicyLocal
+				}
+				if from == corev1.ServiceTypeLoadBalancer {
+					live.Annotations = map[string]string{corev1.AnnotationLoadBalancerSourceRangesKey: "10.0.0.0/8", "keep": "me"}
+					live.Spec.LoadBalancerSourceRanges = []string{"10.0.0.0/8"}
+					live.Spec.LoadBalancerClass = ptr.To("example.com/lb")
+					live.Spec.AllocateLoadBalancerNodePorts = ptr.To(true)
+					live.Spec.HealthCheckNodePort = 31000
+				}
+				got, changed := mergeService(live, desiredService(dobj))
+				if changed != (from != to) {
+					t.Fatalf("changed = %v, want %v", changed, from != to)
+				}
+				if from == to {
+					return
+				}
+				s := got.Spec
+				lbOnly := len(s.LoadBalancerSourceRanges) > 0 || got.Annotations[corev1.AnnotationLoadBalancerSourceRangesKey] != "" ||
+					s.LoadBalancerClass != nil || s.AllocateLoadBalancerNodePorts != nil || s.HealthCheckNodePort != 0
+				if to != corev1.ServiceTypeLoadBalancer && lbOnly {
+					t.Errorf("fields only a LoadBalancer may have are kept: %+v %v", s, got.Annotations)
+				}
+				if to == corev1.ServiceTypeClusterIP && (s.ExternalTrafficPolicy != "" || s.Ports[0].NodePort != 0) {
+					t.Errorf("a ClusterIP Service keeps externalTrafficPolicy %q and nodePort %d", s.ExternalTrafficPolicy, s.Ports[0].NodePort)
+				}
+				if to == corev1.ServiceTypeNodePort && from == corev1.ServiceTypeLoadBalancer && (s.ExternalTrafficPolicy != corev1.ServiceExternalTrafficPolicyLocal || s.Ports[0].NodePort != 30080) {
+					t.Errorf("NodePort lost what it may keep: externalTrafficPolicy %q, nodePort %d", s.ExternalTrafficPolicy, s.Ports[0].NodePort)
+				}
+				if from == corev1.ServiceTypeLoadBalancer && got.Annotations["keep"] != "me" {
+					t.Error("other annotations are dropped")
+				}
+			})
+		}
 	}
 }

@@ -86,7 +86,7 @@ func desiredContainer(dobj *appv1.DeployObject) corev1.Container {
 		Image:     dobj.Spec.Image,
 		Command:   dobj.Spec.Command,
 		Args:      dobj.Spec.Args,
-		Resources: *dobj.Spec.Resources.DeepCopy(),
+		Resources: storedResources(dobj.Spec.Resources),
 	}
 	if len(dobj.Spec.Env) > 0 {
 		c.Env = make([]corev1.EnvVar, len(dobj.Spec.Env))
@@ -102,6 +102,21 @@ func desiredContainer(dobj *appv1.DeployObject) corev1.Container {
 		})
 	}
 	return c
+}
+
+// storedResources is r as the API server stores it in a pod template: it
+// rounds every quantity up to a thousandth (SetDefaults_ResourceList), so
+// that a cpu of "0.5m" is kept as "1m". Built any other way, a spec with
+// such a value would differ from its Deployment forever.
+func storedResources(r corev1.ResourceRequirements) corev1.ResourceRequirements {
+	out := *r.DeepCopy()
+	for _, list := range []corev1.ResourceList{out.Requests, out.Limits} {
+		for name, q := range list {
+			q.RoundUp(-3)
+			list[name] = q
+		}
+	}
+	return out
 }
 
 // normalizeEnvVar applies the API server's defaulting of a fieldRef's

@@ -2,6 +2,8 @@ package main
 
 import (
 	"fmt"
+	"strings"
+	"unicode/utf8"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -20,10 +22,16 @@ import (
 type syncOutcome struct {
 	deployment *appsv1.Deployment
 	service    *corev1.Service
-	// blocked, when set, is a condition that keeps dobj from being Ready
-	// whatever the children say (a conflict or rejected input).
-	blocked *metav1.Condition
+	// problems keep dobj from being Ready whatever the children say, in
+	// the order of the children.
+	problems []childProblem
 }
+
+// maxConditionMessage bounds the messages the controller writes, far below
+// the 32768 characters the Condition schema allows: an error can quote
+// rejected values at length, and a message over the limit would make the
+// status write itself invalid.
+const maxConditionMessage = 4096
 
 // computeStatus is the status of dobj given the outcome of its sync. It keeps
 // the lastTransitionTime of conditions whose status did not change, so an
@@ -53,8 +61,8 @@ func statusEqual(a, b appv1.DeployObjectStatus) bool {
 }
 
 func readyCondition(dobj *appv1.DeployObject, out syncOutcome) metav1.Condition {
-	if out.blocked != nil {
-		return *out.blocked
+	if len(out.problems) > 0 {
+		return blockedCondition(out.problems)
 	}
 	d := out.deployment
 	if d == nil {
@@ -66,8 +74,14 @@ func readyCondition(dobj *appv1.DeployObject, out syncOutcome) metav1.Condition 
 	if d.Status.ObservedGeneration < d.Generation {
 		return notReady(appv1.ReasonProgressing, "waiting for the Deployment controller to observe generation %d of Deployment %s", d.Generation, d.Name)
 	}
+	if c := deploymentCondition(d, appsv1.DeploymentReplicaFailure); c != nil && c.Status == corev1.ConditionTrue {
+		return notReady(appv1.ReasonReplicaFailure, "Deployment %s cannot create or delete pods: %s: %s", d.Name, c.Reason, c.Message)
+	}
 	if c := deploymentCondition(d, appsv1.DeploymentProgressing); c != nil && c.Status == corev1.ConditionFalse && c.Reason == "ProgressDeadlineExceeded" {
 		return notReady(appv1.ReasonProgressDeadlineExceeded, "Deployment %s: %s", d.Name, c.Message)
+	}
+	if d.Spec.Paused {
+		return notReady(appv1.ReasonPaused, "Deployment %s is paused; `kubectl rollout resume deployment/%s` resumes it", d.Name, d.Name)
 	}
 	desired := int32(1)
 	if d.Spec.Replicas != nil {
@@ -94,8 +108,32 @@ func notReady(reason, format string, args ...any) metav1.Condition {
 		Type:    appv1.ConditionReady,
 		Status:  metav1.ConditionFalse,
 		Reason:  reason,
-		Message: fmt.Sprintf(format, args...),
+		Message: boundMessage(fmt.Sprintf(format, args...)),
 	}
+}
+
+// blockedCondition is the Ready condition for problems: the first one's
+// reason, every one's message.
+func blockedCondition(problems []childProblem) metav1.Condition {
+	msgs := make([]string, len(problems))
+	for i, p := range problems {
+		msgs[i] = p.message
+	}
+	return notReady(problems[0].reason, "%s", strings.Join(msgs, "; "))
+}
+
+// boundMessage cuts s to at most maxConditionMessage bytes, on a character
+// boundary, marking the cut.
+func boundMessage(s string) string {
+	const mark = " [truncated]"
+	if len(s) <= maxConditionMessage {
+		return s
+	}
+	s = s[:maxConditionMessage-len(mark)]
+	for !utf8.ValidString(s) {
+		s = s[:len(s)-1]
+	}
+	return s + mark
 }
 
 func deploymentCondition(d *appsv1.Deployment, t appsv1.DeploymentConditionType) *appsv1.DeploymentCondition {
@@ -107,11 +145,17 @@ func deploymentCondition(d *appsv1.Deployment, t appsv1.DeploymentConditionType)
 	return nil
 }
 
-// sameCondition reports whether conds already holds c with the same status,
-// reason and message.
-func sameCondition(conds []metav1.Condition, c *metav1.Condition) bool {
-	old := meta.FindStatusCondition(conds, c.Type)
-	return old != nil && old.Status == c.Status && old.Reason == c.Reason && old.Message == c.Message
+// newProblems are the problems the Ready condition in conds does not
+// report yet, each of which is worth one event.
+func newProblems(conds []metav1.Condition, problems []childProblem) []childProblem {
+	old := meta.FindStatusCondition(conds, appv1.ConditionReady)
+	var out []childProblem
+	for _, p := range problems {
+		if old == nil || old.Status != metav1.ConditionFalse || !strings.Contains(old.Message, boundMessage(p.message)) {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // readyReason is the reason of the Ready condition in status, for logs.
@@ -124,7 +168,10 @@ func readyReason(status appv1.DeployObjectStatus) string {
 
 // statusApplyConfiguration is status as a server-side apply request for
 // dobj's status subresource. Applying it cannot conflict with spec or
-// metadata changes made meanwhile, and needs no resourceVersion.
+// metadata changes made meanwhile, and needs no resourceVersion. It carries
+// dobj's UID, which the API server refuses to change: a status computed for
+// a DeployObject that was deleted and created again meanwhile is rejected
+// instead of landing on the new one.
 func statusApplyConfiguration(dobj *appv1.DeployObject, status appv1.DeployObjectStatus) *appapply.DeployObjectApplyConfiguration {
 	st := appapply.DeployObjectStatus().
 		WithObservedGeneration(status.ObservedGeneration).
@@ -146,5 +193,5 @@ func statusApplyConfiguration(dobj *appv1.DeployObject, status appv1.DeployObjec
 			WithReason(c.Reason).
 			WithMessage(c.Message))
 	}
-	return appapply.DeployObject(dobj.Name, dobj.Namespace).WithStatus(st)
+	return appapply.DeployObject(dobj.Name, dobj.Namespace).WithUID(dobj.UID).WithStatus(st)
 }

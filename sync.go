@@ -2,26 +2,26 @@ package main
 
 import (
 	"context"
-	"errors"
+	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
+	"sync"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 
 	appv1 "deployobject.dev/controller/pkg/apis/app/v1"
 )
 
-// Event reasons, as `kubectl describe` shows them.
-const (
-	eventDriftCorrected   = "DriftCorrected"
-	eventResourceConflict = appv1.ReasonResourceConflict
-	eventInvalidSpec      = appv1.ReasonInvalidSpec
-)
+// eventDriftCorrected is the reason of the Normal event for writes that undo
+// someone else's change; Warning events carry the Ready condition's reason.
+const eventDriftCorrected = "DriftCorrected"
 
 // syncHandler brings the children of one DeployObject in line with its spec
 // and writes its status. It reads only from the informer caches and is the one
@@ -53,19 +53,15 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) erro
 		return nil
 	}
 
-	out, actions, syncErr := c.syncChildren(ctx, dobj)
-	if syncErr != nil {
-		switch blocked := blockingCondition(syncErr); {
-		case blocked != nil:
-			out.blocked = blocked
-		case isNamespaceTerminating(syncErr):
-			// Nothing can be created there any more and the DeployObject
-			// goes with the namespace: retrying would only hot-loop.
-			logger.V(2).Info("Namespace is terminating, not retrying", "reason", syncErr.Error())
-			return nil
-		default:
-			return syncErr
-		}
+	out, actions, err := c.syncChildren(ctx, dobj)
+	if isNamespaceTerminating(err) {
+		// Nothing can be created there any more and the DeployObject goes
+		// with the namespace: retrying would only hot-loop.
+		logger.V(2).Info("Namespace is terminating, not retrying", "reason", err.Error())
+		return nil
+	}
+	if err != nil {
+		return err
 	}
 	if len(actions) > 0 && dobj.Status.ObservedGeneration == dobj.Generation {
 		// The children were in line with this generation before, so someone
@@ -75,10 +71,10 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) erro
 	}
 
 	status := computeStatus(dobj, out, c.now())
-	if out.blocked != nil && !sameCondition(dobj.Status.Conditions, out.blocked) {
-		// One Warning per new problem: later retries of the same problem
-		// find it already reported.
-		c.recorder.Event(dobj, corev1.EventTypeWarning, out.blocked.Reason, out.blocked.Message)
+	// One Warning per new problem: later retries of the same problem find
+	// it already reported.
+	for _, p := range newProblems(dobj.Status.Conditions, out.problems) {
+		c.recorder.Event(dobj, corev1.EventTypeWarning, p.reason, boundMessage(p.message))
 	}
 	if !statusEqual(dobj.Status, status) {
 		written, err := c.client.AppV1().DeployObjects(dobj.Namespace).ApplyStatus(ctx, statusApplyConfiguration(dobj, status), metav1.ApplyOptions{FieldManager: fieldManager, Force: true})
@@ -89,33 +85,55 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) erro
 		logger.V(2).Info("Wrote status", "ready", readyReason(status))
 	}
 
-	var conflict *resourceConflictError
-	if errors.As(syncErr, &conflict) {
-		// The foreign object is not in the cache (it lacks the managed-by
-		// label), so no event announces that it has gone: poll with backoff.
-		return syncErr
+	// Most blocking problems end without an event the controller sees (a
+	// quota raised, a policy changed, a foreign object without the
+	// managed-by label deleted): poll with backoff.
+	var retry []childProblem
+	for _, p := range out.problems {
+		if p.retry {
+			retry = append(retry, p)
+		}
+	}
+	if len(retry) > 0 {
+		return &blockedError{problems: retry}
 	}
 	return nil
 }
 
 // syncChildren creates, updates or deletes the Deployment and Service of dobj
-// as needed. It returns the children as they are afterwards and a short
-// description of each write, for the event.
+// as needed. It returns the children as they are afterwards, with the
+// problems that kept any of them from being made, and a short description of
+// each write, for the event. A child that is blocked does not keep the other
+// from being made; any other error ends the sync.
 func (c *Controller) syncChildren(ctx context.Context, dobj *appv1.DeployObject) (syncOutcome, []string, error) {
 	var out syncOutcome
 	var actions []string
+	// blocked notes err as a problem of dobj, or returns it when it is not one.
+	blocked := func(err error) error {
+		p := problemOf(err)
+		if p == nil {
+			return err
+		}
+		out.problems = append(out.problems, *p)
+		return nil
+	}
+	recheckOwner := c.ownerRecheck(dobj)
 
 	deployments := c.kubeClient.AppsV1().Deployments(dobj.Namespace)
 	d, action, err := syncChild(ctx, dobj, desiredDeployment(dobj), childOps[*appsv1.Deployment]{
-		kind:   "Deployment",
-		cached: c.deployments.Deployments(dobj.Namespace).Get,
-		create: deployments.Create,
-		get:    deployments.Get,
-		update: deployments.Update,
-		merge:  mergeDeployment,
+		kind:         "Deployment",
+		cached:       c.deployments.Deployments(dobj.Namespace).Get,
+		create:       deployments.Create,
+		get:          deployments.Get,
+		update:       deployments.Update,
+		patch:        deployments.Patch,
+		merge:        mergeDeployment,
+		recheckOwner: recheckOwner,
 	})
 	if err != nil {
-		return out, actions, err
+		if err := blocked(err); err != nil {
+			return out, actions, err
+		}
 	}
 	out.deployment = d
 	actions = appendAction(actions, action)
@@ -123,15 +141,19 @@ func (c *Controller) syncChildren(ctx context.Context, dobj *appv1.DeployObject)
 	services := c.kubeClient.CoreV1().Services(dobj.Namespace)
 	if desired := desiredService(dobj); desired != nil {
 		s, action, err := syncChild(ctx, dobj, desired, childOps[*corev1.Service]{
-			kind:   "Service",
-			cached: c.services.Services(dobj.Namespace).Get,
-			create: services.Create,
-			get:    services.Get,
-			update: services.Update,
-			merge:  mergeService,
+			kind:         "Service",
+			cached:       c.services.Services(dobj.Namespace).Get,
+			create:       services.Create,
+			get:          services.Get,
+			update:       services.Update,
+			patch:        services.Patch,
+			merge:        mergeService,
+			recheckOwner: recheckOwner,
 		})
 		if err != nil {
-			return out, actions, err
+			if err := blocked(err); err != nil {
+				return out, actions, err
+			}
 		}
 		out.service = s
 		return out, appendAction(actions, action), nil
@@ -154,6 +176,29 @@ func (c *Controller) syncChildren(ctx context.Context, dobj *appv1.DeployObject)
 	return out, appendAction(actions, "deleted Service "+live.Name), nil
 }
 
+// ownerRecheck returns a check, made at most once per sync, that dobj is
+// still the DeployObject the cache shows and is not being deleted, read
+// fresh from the API server: a child is adopted only by a live owner, as
+// the Deployment controller's controller-ref manager does.
+func (c *Controller) ownerRecheck(dobj *appv1.DeployObject) func(context.Context) error {
+	var once sync.Once
+	var err error
+	return func(ctx context.Context) error {
+		once.Do(func() {
+			fresh, getErr := c.client.AppV1().DeployObjects(dobj.Namespace).Get(ctx, dobj.Name, metav1.GetOptions{})
+			switch {
+			case getErr != nil:
+				err = fmt.Errorf("reading DeployObject before adopting: %w", getErr)
+			case fresh.UID != dobj.UID:
+				err = fmt.Errorf("DeployObject %s was replaced (UID %s, cached %s); not adopting", dobj.Name, fresh.UID, dobj.UID)
+			case fresh.DeletionTimestamp != nil:
+				err = fmt.Errorf("DeployObject %s is being deleted; not adopting", dobj.Name)
+			}
+		})
+		return err
+	}
+}
+
 // childOps are the reads and writes syncChild needs for one kind of child.
 type childOps[T metav1.Object] struct {
 	kind   string
@@ -161,13 +206,17 @@ type childOps[T metav1.Object] struct {
 	create func(context.Context, T, metav1.CreateOptions) (T, error)
 	get    func(context.Context, string, metav1.GetOptions) (T, error)
 	update func(context.Context, T, metav1.UpdateOptions) (T, error)
+	patch  func(context.Context, string, types.PatchType, []byte, metav1.PatchOptions, ...string) (T, error)
 	merge  func(live, desired T) (T, bool)
+	// recheckOwner confirms that the DeployObject may adopt an orphan.
+	recheckOwner func(context.Context) error
 }
 
 // syncChild makes the child named like dobj match desired in the fields the
-// controller owns. It creates the child when it does not exist, refuses to
-// touch one that dobj does not control, and otherwise updates it only when an
-// owned field differs. It returns the child as it is afterwards and a
+// controller owns. It creates the child when it does not exist, adopts an
+// orphan that carries dobj's labels, refuses to touch one that another
+// controller or nobody with those labels owns, and otherwise updates it only
+// when an owned field differs. It returns the child as it is afterwards and a
 // description of the write it made, if any.
 func syncChild[T metav1.Object](ctx context.Context, dobj *appv1.DeployObject, desired T, ops childOps[T]) (T, string, error) {
 	var zero T
@@ -194,11 +243,29 @@ func syncChild[T metav1.Object](ctx context.Context, dobj *appv1.DeployObject, d
 		return zero, "", fmt.Errorf("reading %s %s from cache: %w", ops.kind, name, err)
 	}
 
+	var adopted string
 	if !metav1.IsControlledBy(live, dobj) {
-		return zero, "", &resourceConflictError{kind: ops.kind, name: name}
+		if !adoptable(live, dobj) {
+			return zero, "", &resourceConflictError{kind: ops.kind, name: name}
+		}
+		if err := ops.recheckOwner(ctx); err != nil {
+			return zero, "", err
+		}
+		patch, err := adoptionPatch(live, dobj)
+		if err != nil {
+			return zero, "", err
+		}
+		// The patch carries the resourceVersion the decision was made on:
+		// had the child changed meanwhile, it fails with a conflict and the
+		// next sync decides again.
+		if live, err = ops.patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: fieldManager}); err != nil {
+			return zero, "", fmt.Errorf("adopting %s %s: %w", ops.kind, name, err)
+		}
+		fresh = true
+		adopted = "adopted " + ops.kind + " " + name
 	}
 	if _, changed := ops.merge(live, desired); !changed {
-		return live, "", nil
+		return live, adopted, nil
 	}
 	if !fresh {
 		// The cache holds only the fields the controller reads (see
@@ -213,13 +280,39 @@ func syncChild[T metav1.Object](ctx context.Context, dobj *appv1.DeployObject, d
 	}
 	merged, changed := ops.merge(live, desired)
 	if !changed {
-		return live, "", nil
+		return live, adopted, nil
 	}
 	updated, err := ops.update(ctx, merged, metav1.UpdateOptions{FieldManager: fieldManager})
 	if err != nil {
 		return zero, "", fmt.Errorf("updating %s %s: %w", ops.kind, name, err)
 	}
-	return updated, "updated " + ops.kind + " " + name, nil
+	return updated, joinActions(adopted, "updated "+ops.kind+" "+name), nil
+}
+
+// adoptable reports whether dobj may adopt child: it has no controller, is
+// not being deleted, and carries the labels dobj's children carry, as after
+// `kubectl delete --cascade=orphan` of an earlier DeployObject of the same
+// name. An object without those labels was not made for dobj and is never
+// taken over.
+func adoptable(child metav1.Object, dobj *appv1.DeployObject) bool {
+	labels := child.GetLabels()
+	return metav1.GetControllerOfNoCopy(child) == nil && child.GetDeletionTimestamp() == nil &&
+		labels[managedByLabel] == managedByValue && labels[nameLabel] == dobj.Name
+}
+
+// adoptionPatch is a JSON merge patch that makes dobj the controller of
+// child, keeping child's other owners, on condition that child is still at
+// the resourceVersion it was judged at.
+func adoptionPatch(child metav1.Object, dobj *appv1.DeployObject) ([]byte, error) {
+	refs := append(slices.Clone(child.GetOwnerReferences()), *metav1.NewControllerRef(dobj, deployObjectKind))
+	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{
+		"ownerReferences": refs,
+		"resourceVersion": child.GetResourceVersion(),
+	}})
+	if err != nil {
+		return nil, fmt.Errorf("building the adoption patch: %w", err)
+	}
+	return patch, nil
 }
 
 func appendAction(actions []string, action string) []string {
@@ -227,4 +320,11 @@ func appendAction(actions []string, action string) []string {
 		return actions
 	}
 	return append(actions, action)
+}
+
+func joinActions(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return a + ", " + b
 }

@@ -108,6 +108,7 @@ func slimDeployment(d *appsv1.Deployment) *appsv1.Deployment {
 	d.ObjectMeta = slimMeta(d.ObjectMeta)
 	d.Spec = appsv1.DeploymentSpec{
 		Replicas: d.Spec.Replicas,
+		Paused:   d.Spec.Paused,
 		Template: corev1.PodTemplateSpec{
 			ObjectMeta: metav1.ObjectMeta{Labels: templateLabels(d)},
 			Spec:       corev1.PodSpec{Containers: slimContainers(d.Spec.Template.Spec.Containers)},
@@ -119,7 +120,7 @@ func slimDeployment(d *appsv1.Deployment) *appsv1.Deployment {
 		UpdatedReplicas:    d.Status.UpdatedReplicas,
 		ReadyReplicas:      d.Status.ReadyReplicas,
 		AvailableReplicas:  d.Status.AvailableReplicas,
-		Conditions:         stalledCondition(d.Status.Conditions),
+		Conditions:         readConditions(d.Status.Conditions),
 	}
 	return d
 }
@@ -160,17 +161,23 @@ func slimContainers(cs []corev1.Container) []corev1.Container {
 	return cs[:1]
 }
 
-// stalledCondition keeps the Progressing condition only when it is False,
-// the one condition readyCondition reads, in the slice it was decoded into.
-func stalledCondition(conds []appsv1.DeploymentCondition) []appsv1.DeploymentCondition {
-	for i := range conds {
-		if c := conds[i]; c.Type == appsv1.DeploymentProgressing && c.Status == corev1.ConditionFalse {
-			clear(conds)
-			conds[0] = appsv1.DeploymentCondition{Type: c.Type, Status: c.Status, Reason: c.Reason, Message: c.Message}
-			return conds[:1]
+// readConditions keeps the conditions readyCondition reads, and only while
+// they say something is wrong: ReplicaFailure when True, Progressing when
+// False. Most Deployments keep none. They stay in the slice they were
+// decoded into.
+func readConditions(conds []appsv1.DeploymentCondition) []appsv1.DeploymentCondition {
+	kept := conds[:0]
+	for _, c := range conds {
+		if (c.Type == appsv1.DeploymentReplicaFailure && c.Status == corev1.ConditionTrue) ||
+			(c.Type == appsv1.DeploymentProgressing && c.Status == corev1.ConditionFalse) {
+			kept = append(kept, appsv1.DeploymentCondition{Type: intern(c.Type), Status: intern(c.Status), Reason: intern(c.Reason), Message: c.Message})
 		}
 	}
-	return nil
+	clear(conds[len(kept):])
+	if len(kept) == 0 {
+		return nil
+	}
+	return kept
 }
 
 // slimService keeps the fields mergeService compares.

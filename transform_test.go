@@ -53,6 +53,16 @@ func TestSlimCacheAnswersLikeTheFullObject(t *testing.T) {
 				{Type: appsv1.DeploymentProgressing, Status: corev1.ConditionFalse, Reason: "ProgressDeadlineExceeded", Message: "timed out"},
 			}
 		},
+		"paused": func(d *appsv1.Deployment, _ *corev1.Service) { d.Spec.Paused = true },
+		"pods refused": func(d *appsv1.Deployment, _ *corev1.Service) {
+			d.Status.Conditions = []appsv1.DeploymentCondition{
+				{Type: appsv1.DeploymentProgressing, Status: corev1.ConditionTrue, Reason: "ReplicaSetUpdated"},
+				{Type: appsv1.DeploymentReplicaFailure, Status: corev1.ConditionTrue, Reason: "FailedCreate", Message: `pods "web-1" is forbidden: exceeded quota`},
+			}
+		},
+		"pods refused, then admitted": func(d *appsv1.Deployment, _ *corev1.Service) {
+			d.Status.Conditions = []appsv1.DeploymentCondition{{Type: appsv1.DeploymentReplicaFailure, Status: corev1.ConditionFalse}}
+		},
 	}
 	for name, drift := range drifts {
 		t.Run(name, func(t *testing.T) {

@@ -15,10 +15,24 @@ const (
 	// ReasonProgressDeadlineExceeded: the Deployment reported that its rollout
 	// is stuck.
 	ReasonProgressDeadlineExceeded = "ProgressDeadlineExceeded"
+	// ReasonReplicaFailure: the Deployment cannot create or delete pods, for
+	// example because Pod Security admission or a quota refuses them; the
+	// message carries the Deployment's reason and message.
+	ReasonReplicaFailure = "ReplicaFailure"
+	// ReasonPaused: the Deployment is paused (`kubectl rollout pause`), so
+	// changes to the pod template are not rolled out until it is resumed.
+	ReasonPaused = "Paused"
 	// ReasonResourceConflict: a Deployment or Service of the same name exists
 	// and is not controlled by this DeployObject; it is left untouched.
 	ReasonResourceConflict = "ResourceConflict"
 	// ReasonInvalidSpec: the API server rejected a child built from the spec;
 	// the spec must change before the controller tries again.
 	ReasonInvalidSpec = "InvalidSpec"
+	// ReasonQuotaExceeded: a ResourceQuota of the namespace refused a child.
+	// The controller retries with backoff, as the quota may be raised.
+	ReasonQuotaExceeded = "QuotaExceeded"
+	// ReasonForbidden: the API server refused to write a child: RBAC, an
+	// admission webhook or a ValidatingAdmissionPolicy. The controller
+	// retries with backoff, as permissions and policies may change.
+	ReasonForbidden = "Forbidden"
 )
