@@ -125,8 +125,9 @@ type fixture struct {
 	client     *fake.Clientset
 	kubeClient *k8sfake.Clientset
 	recorder   *record.FakeRecorder
-	// dobjIndexer is the DeployObject cache of the last newController.
-	dobjIndexer cache.Indexer
+	// dobjIndexer and deployIndexer are the DeployObject and Deployment
+	// caches of the last newController.
+	dobjIndexer, deployIndexer cache.Indexer
 }
 
 func newFixture(t *testing.T) *fixture {
@@ -160,6 +161,8 @@ func (f *fixture) newController(ctx context.Context) *Controller {
 		if err := yamlOrJSON(p.GetPatch(), applied); err != nil {
 			return true, nil, err
 		}
+		// A write makes a new version.
+		applied.ResourceVersion += "-written"
 		return true, applied, nil
 	})
 	f.kubeClient = k8sfake.NewClientset(kubeObjs...)
@@ -182,8 +185,9 @@ func (f *fixture) newController(ctx context.Context) *Controller {
 	for _, d := range f.dobjs {
 		mustAdd(f.t, f.dobjIndexer, d.DeepCopy())
 	}
+	f.deployIndexer = kubeFactory.Apps().V1().Deployments().Informer().GetIndexer()
 	for _, d := range f.deployments {
-		mustAdd(f.t, kubeFactory.Apps().V1().Deployments().Informer().GetIndexer(), d.DeepCopy())
+		mustAdd(f.t, f.deployIndexer, d.DeepCopy())
 	}
 	for _, s := range f.services {
 		mustAdd(f.t, kubeFactory.Core().V1().Services().Informer().GetIndexer(), s.DeepCopy())
@@ -191,13 +195,14 @@ func (f *fixture) newController(ctx context.Context) *Controller {
 	return c
 }
 
+// mustAdd adds or replaces obj in indexer, transformed as the informer would.
 func mustAdd(t *testing.T, indexer cache.Indexer, obj any) {
 	t.Helper()
 	obj, err := transformObject(obj)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := indexer.Add(obj); err != nil {
+	if err := indexer.Update(obj); err != nil {
 		t.Fatalf("seeding indexer: %v", err)
 	}
 }
@@ -998,7 +1003,7 @@ func TestSyncLongRejectionKeepsStatusValid(t *testing.T) {
 	}
 }
 
-func TestSyncStatusCarriesUID(t *testing.T) {
+func TestSyncStatusIsConditionalOnTheCachedVersion(t *testing.T) {
 	f := newFixture(t)
 	f.dobjs = []*appv1.DeployObject{newDeployObject()}
 	err, actions := f.sync()
@@ -1009,8 +1014,8 @@ func TestSyncStatusCarriesUID(t *testing.T) {
 	if err := yamlOrJSON(actions[len(actions)-1].(core.PatchAction).GetPatch(), &applied); err != nil {
 		t.Fatal(err)
 	}
-	if applied.UID != "uid-web" {
-		t.Errorf("the status apply carries uid %q, want uid-web: without it a status could land on a re-created DeployObject", applied.UID)
+	if applied.ResourceVersion != "10" {
+		t.Errorf("the status apply carries resourceVersion %q, want the cached 10: without it a status could land on a re-created DeployObject", applied.ResourceVersion)
 	}
 }
 
@@ -1079,5 +1084,39 @@ func TestSyncAdoptsOnlyForTheLiveOwner(t *testing.T) {
 			}
 			expectActions(t, writes(f.kubeClient.Actions(), f.client.Actions()), "get deployobjects")
 		})
+	}
+}
+
+// TestSyncStatusAfterAnUnseenWriteIsBasedOnIt: a status write made before
+// the cache shows the previous one is conditional on the version that write
+// made, not on the stale cached one, which would only earn a conflict.
+func TestSyncStatusAfterAnUnseenWriteIsBasedOnIt(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	f := newFixture(t)
+	dobj := newDeployObject()
+	rolling := liveDeployment(dobj)
+	rolling.Status.AvailableReplicas = 1
+	f.dobjs = []*appv1.DeployObject{dobj}
+	f.deployments = []*appsv1.Deployment{rolling}
+	f.services = []*corev1.Service{liveService(dobj)}
+	c := f.newController(ctx)
+	if err := c.syncHandler(ctx, testKey); err != nil {
+		t.Fatalf("first sync: %v", err)
+	}
+	// The rollout finishes before the watch delivers the first write.
+	mustAdd(t, f.deployIndexer, liveDeployment(dobj))
+	if err := c.syncHandler(ctx, testKey); err != nil {
+		t.Fatalf("second sync: %v", err)
+	}
+	var versions []string
+	for _, a := range writes(f.client.Actions()) {
+		var applied appv1.DeployObject
+		if err := yamlOrJSON(a.(core.PatchAction).GetPatch(), &applied); err != nil {
+			t.Fatal(err)
+		}
+		versions = append(versions, applied.ResourceVersion)
+	}
+	if fmt.Sprint(versions) != "[10 10-written]" {
+		t.Errorf("status writes conditional on versions %v, want [10 10-written]", versions)
 	}
 }

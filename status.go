@@ -167,11 +167,15 @@ func readyReason(status appv1.DeployObjectStatus) string {
 }
 
 // statusApplyConfiguration is status as a server-side apply request for
-// dobj's status subresource. Applying it cannot conflict with spec or
-// metadata changes made meanwhile, and needs no resourceVersion. It carries
-// dobj's UID, which the API server refuses to change: a status computed for
-// a DeployObject that was deleted and created again meanwhile is rejected
-// instead of landing on the new one.
+// dobj's status subresource, on condition that the DeployObject is still at
+// dobj's resourceVersion. Resource versions are unique across objects, so a
+// status computed for a DeployObject that was deleted and created again
+// meanwhile is refused (409) instead of landing on the new one. A UID in the
+// request would not do: the status subresource takes every field but the
+// status from the stored object, the UID included, and checks nothing
+// (TestStatusOfARecreatedDeployObjectIsNotOverwritten). The price is a
+// conflict, retried, when the DeployObject changed since the cache showed
+// it; that change's own event would have brought a new sync anyway.
 func statusApplyConfiguration(dobj *appv1.DeployObject, status appv1.DeployObjectStatus) *appapply.DeployObjectApplyConfiguration {
 	st := appapply.DeployObjectStatus().
 		WithObservedGeneration(status.ObservedGeneration).
@@ -193,5 +197,5 @@ func statusApplyConfiguration(dobj *appv1.DeployObject, status appv1.DeployObjec
 			WithReason(c.Reason).
 			WithMessage(c.Message))
 	}
-	return appapply.DeployObject(dobj.Name, dobj.Namespace).WithUID(dobj.UID).WithStatus(st)
+	return appapply.DeployObject(dobj.Name, dobj.Namespace).WithResourceVersion(dobj.ResourceVersion).WithStatus(st)
 }

@@ -40,11 +40,14 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) erro
 	if err != nil {
 		return fmt.Errorf("reading DeployObject from cache: %w", err)
 	}
-	if written, ok := c.written.newerThanCache(key, dobj.ResourceVersion); ok {
+	basedOn := dobj.ResourceVersion
+	if written, ok := c.written.newerThanCache(key, basedOn); ok {
 		// The watch has not delivered the last status write yet: judge the
-		// status against what was written, not against the cache.
+		// status against what was written, not against the cache, and base
+		// the next write on the version it made.
 		dobj = dobj.DeepCopy()
-		dobj.Status = written
+		dobj.Status = written.status
+		dobj.ResourceVersion = written.resourceVersion
 	}
 	if dobj.DeletionTimestamp != nil {
 		// Going away (held by someone's finalizer, or with its namespace):
@@ -81,7 +84,7 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) erro
 		if err != nil {
 			return fmt.Errorf("writing status: %w", err)
 		}
-		c.written.record(key, dobj.ResourceVersion, written.Status)
+		c.written.record(key, basedOn, written)
 		logger.V(2).Info("Wrote status", "ready", readyReason(status))
 	}
 

@@ -30,6 +30,8 @@ type writtenStatus struct {
 	// newer than the cache.
 	basedOn string
 	status  appv1.DeployObjectStatus
+	// resourceVersion is the version the write made.
+	resourceVersion string
 }
 
 func newWrittenStatuses(cached listers.DeployObjectLister) *writtenStatuses {
@@ -42,30 +44,31 @@ func newWrittenStatuses(cached listers.DeployObjectLister) *writtenStatuses {
 // to drop the entry with. The informer updates its cache before it notifies
 // the handlers, and observe waits for the lock, so a version cached after the
 // check still reaches observe.
-func (w *writtenStatuses) record(key cache.ObjectName, basedOn string, status appv1.DeployObjectStatus) {
+func (w *writtenStatuses) record(key cache.ObjectName, basedOn string, written *appv1.DeployObject) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if cached, err := w.cached.DeployObjects(key.Namespace).Get(key.Name); err != nil || cached.ResourceVersion != basedOn {
 		delete(w.m, key)
 		return
 	}
-	w.m[key] = writtenStatus{basedOn: basedOn, status: status}
+	w.m[key] = writtenStatus{basedOn: basedOn, status: written.Status, resourceVersion: written.ResourceVersion}
 }
 
-// newerThanCache returns the status last written to key if the cache still
-// holds the version cachedVersion it was computed from.
-func (w *writtenStatuses) newerThanCache(key cache.ObjectName, cachedVersion string) (appv1.DeployObjectStatus, bool) {
+// newerThanCache returns the status last written to key, and the version
+// that write made, if the cache still holds the version cachedVersion it was
+// computed from.
+func (w *writtenStatuses) newerThanCache(key cache.ObjectName, cachedVersion string) (writtenStatus, bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	e, ok := w.m[key]
 	if !ok {
-		return appv1.DeployObjectStatus{}, false
+		return writtenStatus{}, false
 	}
 	if e.basedOn != cachedVersion {
 		delete(w.m, key)
-		return appv1.DeployObjectStatus{}, false
+		return writtenStatus{}, false
 	}
-	return e.status, true
+	return e, true
 }
 
 // observe drops the entry of key once the cache holds a version other than

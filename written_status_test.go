@@ -13,7 +13,7 @@ import (
 
 func TestWrittenStatusesRecord(t *testing.T) {
 	key := cache.ObjectName{Namespace: "apps", Name: "web"}
-	status := appv1.DeployObjectStatus{ObservedGeneration: 2}
+	written := &appv1.DeployObject{ObjectMeta: metav1.ObjectMeta{ResourceVersion: "11"}, Status: appv1.DeployObjectStatus{ObservedGeneration: 2}}
 	// cachedAt is a DeployObject cache holding key at version v, or empty.
 	cachedAt := func(v string, ok bool) listers.DeployObjectLister {
 		indexer := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{})
@@ -40,7 +40,7 @@ func TestWrittenStatusesRecord(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			w := newWrittenStatuses(tt.cached)
-			w.record(key, "10", status)
+			w.record(key, "10", written)
 			if tt.observed != "" {
 				w.observe(key, tt.observed)
 			}
@@ -48,8 +48,8 @@ func TestWrittenStatusesRecord(t *testing.T) {
 				t.Fatalf("entry kept = %v, want %v", kept, tt.kept)
 			}
 			got, ok := w.newerThanCache(key, "10")
-			if ok != tt.kept || (ok && got.ObservedGeneration != 2) {
-				t.Errorf("newerThanCache = %+v, %v; want the written status: %v", got, ok, tt.kept)
+			if ok != tt.kept || (ok && (got.status.ObservedGeneration != 2 || got.resourceVersion != "11")) {
+				t.Errorf("newerThanCache = %+v, %v; want the written status and version: %v", got, ok, tt.kept)
 			}
 		})
 	}
