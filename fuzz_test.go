@@ -67,14 +67,17 @@ func storedByServer(t *testing.T, dobj *appv1.DeployObject) *appsv1.Deployment {
 // merge brings them in line, and merging again changes nothing. A failure
 // here would be a hot loop of writes in production.
 func FuzzChildrenConverge(f *testing.F) {
-	f.Add("nginx:1.27", int32(2), "nginx -g daemon", "MODE", "prod", "http", int32(8080), int32(80), "TCP", "ClusterIP", "500m", "drift:1", int32(5), int32(30080))
-	f.Add("", int32(0), "", "", "", "", int32(0), int32(0), "", "", "", "", int32(-1), int32(0))
-	f.Add("img", int32(-5), ",,,", "A=B", "metadata.name", "UPPER--", int32(70000), int32(-1), "SCTP", "NodePort", "1Gi", "x", int32(0), int32(65535))
-	f.Add("a b", int32(1<<30), "sh -c", "é", "\x00", "dns", int32(53), int32(53), "UDP", "LoadBalancer", "-1", "", int32(1), int32(-30000))
-	f.Add("nginx", int32(1), "", "A", "", "http", int32(80), int32(0), "TCP", "", "0.5m", "nginx", int32(1), int32(0))
-	f.Add("nginx", int32(1), "", "A", "", "http", int32(80), int32(0), "TCP", "", "1.0001", "nginx", int32(1), int32(0))
-	f.Fuzz(func(t *testing.T, image string, replicas int32, cmd, envName, envValue, portName string, containerPort, svcPort int32, protocol, svcType, quantity, driftImage string, driftReplicas, nodePort int32) {
+	f.Add("nginx:1.27", int32(2), "nginx -g daemon", "MODE", "prod", "http", int32(8080), int32(80), "TCP", "ClusterIP", "500m", "drift:1", int32(5), int32(30080), "", "kubernetes.io/h2c")
+	f.Add("", int32(0), "", "", "", "", int32(0), int32(0), "", "", "", "", int32(-1), int32(0), "", "")
+	f.Add("img", int32(-5), ",,,", "A=B", "metadata.name", "UPPER--", int32(70000), int32(-1), "SCTP", "NodePort", "1Gi", "x", int32(0), int32(65535), "kubernetes.io/h2c", "")
+	f.Add("a b", int32(1<<30), "sh -c", "é", "\x00", "dns", int32(53), int32(53), "UDP", "LoadBalancer", "-1", "", int32(1), int32(-30000), "http", "grpc")
+	f.Add("nginx", int32(1), "", "A", "", "http", int32(80), int32(0), "TCP", "", "0.5m", "nginx", int32(1), int32(0), "", "")
+	f.Add("nginx", int32(1), "", "A", "", "http", int32(80), int32(0), "TCP", "", "1.0001", "nginx", int32(1), int32(0), "", "")
+	f.Fuzz(func(t *testing.T, image string, replicas int32, cmd, envName, envValue, portName string, containerPort, svcPort int32, protocol, svcType, quantity, driftImage string, driftReplicas, nodePort int32, specAppProtocol, liveAppProtocol string) {
 		dobj := fuzzDeployObject(image, replicas, cmd, envName, envValue, portName, containerPort, svcPort, protocol, svcType, quantity)
+		if specAppProtocol != "" && len(dobj.Spec.Ports) > 0 {
+			dobj.Spec.Ports[0].AppProtocol = ptr.To(specAppProtocol)
+		}
 
 		want := desiredDeployment(dobj)
 		if _, changed := mergeDeployment(storedByServer(t, dobj), want); changed {
@@ -104,9 +107,19 @@ func FuzzChildrenConverge(f *testing.F) {
 		liveSvc := liveService(dobj)
 		liveSvc.Spec.Type = corev1.ServiceType(driftImage)
 		liveSvc.Spec.Ports[0].NodePort = nodePort
+		if liveAppProtocol != "" {
+			liveSvc.Spec.Ports[0].AppProtocol = ptr.To(liveAppProtocol)
+		}
 		mergedSvc, _ := mergeService(liveSvc, wantSvc)
 		if _, changed := mergeService(mergedSvc, wantSvc); changed {
 			t.Fatalf("a merged Service still differs from desired: %+v", mergedSvc.Spec)
+		}
+		wantAppProtocol := ptr.Deref(liveSvc.Spec.Ports[0].AppProtocol, "")
+		if specAppProtocol != "" {
+			wantAppProtocol = specAppProtocol
+		}
+		if got := ptr.Deref(mergedSvc.Spec.Ports[0].AppProtocol, ""); got != wantAppProtocol {
+			t.Fatalf("merged appProtocol %q, want %q (the spec's, else the live one)", got, wantAppProtocol)
 		}
 		if mergedSvc.Spec.ClusterIP != liveSvc.Spec.ClusterIP {
 			t.Fatal("clusterIP not kept")

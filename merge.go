@@ -100,22 +100,26 @@ func dropFieldsForbiddenByType(s *corev1.Service) {
 	}
 }
 
-// servicePortsFor is desired's ports with each port's nodePort carried over,
-// by port name, from live, so that updates keep the nodePorts clients already
-// use. A ClusterIP Service has no nodePorts, so none are carried over: the
-// API server rejects them there.
+// servicePortsFor is desired's ports with each port's nodePort, and its
+// appProtocol when desired sets none, carried over by port name from live:
+// updates keep the nodePorts clients already use and the appProtocol
+// someone else set. A ClusterIP Service has no nodePorts, so none are
+// carried over: the API server rejects them there.
 func servicePortsFor(live, desired *corev1.Service) []corev1.ServicePort {
 	ports := make([]corev1.ServicePort, len(desired.Spec.Ports))
 	copy(ports, desired.Spec.Ports)
-	if desired.Spec.Type == corev1.ServiceTypeClusterIP {
-		return ports
-	}
 	for i := range ports {
 		for _, lp := range live.Spec.Ports {
-			if lp.Name == ports[i].Name {
-				ports[i].NodePort = lp.NodePort
-				break
+			if lp.Name != ports[i].Name {
+				continue
 			}
+			if desired.Spec.Type != corev1.ServiceTypeClusterIP {
+				ports[i].NodePort = lp.NodePort
+			}
+			if ports[i].AppProtocol == nil {
+				ports[i].AppProtocol = lp.AppProtocol
+			}
+			break
 		}
 	}
 	return ports

@@ -72,6 +72,46 @@ func TestMergeServicePortRenamedGetsNewNodePort(t *testing.T) {
 	}
 }
 
+func TestMergeServiceAppProtocol(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		svcType    appv1.ServiceType
+		rename     bool
+		live, spec *string
+		want       *string
+		wantChange bool
+	}{
+		{name: "neither sets it", wantChange: false},
+		{name: "someone else's is kept", live: ptr.To("kubernetes.io/h2c"), want: ptr.To("kubernetes.io/h2c"), wantChange: false},
+		{name: "someone else's is kept on a NodePort Service", svcType: appv1.ServiceTypeNodePort, live: ptr.To("http"), want: ptr.To("http"), wantChange: false},
+		{name: "the spec's is set", spec: ptr.To("http"), want: ptr.To("http"), wantChange: true},
+		{name: "the spec's replaces drift", live: ptr.To("grpc"), spec: ptr.To("http"), want: ptr.To("http"), wantChange: true},
+		{name: "the spec's in sync", live: ptr.To("http"), spec: ptr.To("http"), want: ptr.To("http"), wantChange: false},
+		{name: "a renamed port does not inherit it", rename: true, live: ptr.To("http"), wantChange: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dobj := newDeployObject(func(d *appv1.DeployObject) {
+				if tc.svcType != "" {
+					d.Spec.ServiceType = tc.svcType
+				}
+			})
+			live := liveService(dobj)
+			live.Spec.Ports[0].AppProtocol = tc.live
+			dobj.Spec.Ports[0].AppProtocol = tc.spec
+			if tc.rename {
+				dobj.Spec.Ports[0].Name = "web"
+			}
+			got, changed := mergeService(live, desiredService(dobj))
+			if gotAP := got.Spec.Ports[0].AppProtocol; changed != tc.wantChange || ptr.Deref(gotAP, "<nil>") != ptr.Deref(tc.want, "<nil>") {
+				t.Errorf("changed=%v appProtocol=%s; want %v %s", changed, ptr.Deref(gotAP, "<nil>"), tc.wantChange, ptr.Deref(tc.want, "<nil>"))
+			}
+			if _, again := mergeService(got, desiredService(dobj)); again {
+				t.Error("merging the merged Service changes it again")
+			}
+		})
+	}
+}
+
 func TestLabelsHelpers(t *testing.T) {
 	if !hasLabels(map[string]string{"a": "1", "b": "2"}, map[string]string{"a": "1"}) {
 		t.Error("a superset has the labels")

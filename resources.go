@@ -166,6 +166,8 @@ func desiredService(dobj *appv1.DeployObject) *corev1.Service {
 			Protocol:   portProtocol(p),
 			Port:       servicePort(p),
 			TargetPort: intstr.FromInt32(p.ContainerPort),
+			// A copy: the desired Service must not point into the cache.
+			AppProtocol: copyPtr(p.AppProtocol),
 		})
 	}
 	return &corev1.Service{
@@ -176,4 +178,12 @@ func desiredService(dobj *appv1.DeployObject) *corev1.Service {
 			Ports:    ports,
 		},
 	}
+}
+
+func copyPtr[T any](p *T) *T {
+	if p == nil {
+		return nil
+	}
+	v := *p
+	return &v
 }

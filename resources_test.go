@@ -100,6 +100,8 @@ func TestDesiredService(t *testing.T) {
 			want: []corev1.ServicePort{{Name: "http", Port: 80, TargetPort: intstr.FromInt32(8080), Protocol: corev1.ProtocolTCP}}},
 		{name: "LoadBalancer", mutate: func(d *appv1.DeployObject) { d.Spec.ServiceType = appv1.ServiceTypeLoadBalancer }, wantType: corev1.ServiceTypeLoadBalancer,
 			want: []corev1.ServicePort{{Name: "http", Port: 80, TargetPort: intstr.FromInt32(8080), Protocol: corev1.ProtocolTCP}}},
+		{name: "appProtocol set", mutate: func(d *appv1.DeployObject) { d.Spec.Ports[0].AppProtocol = ptr.To("kubernetes.io/h2c") }, wantType: corev1.ServiceTypeClusterIP,
+			want: []corev1.ServicePort{{Name: "http", Port: 80, TargetPort: intstr.FromInt32(8080), Protocol: corev1.ProtocolTCP, AppProtocol: ptr.To("kubernetes.io/h2c")}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := desiredService(newDeployObject(tc.mutate))
@@ -119,5 +121,13 @@ func TestDesiredService(t *testing.T) {
 				t.Error("clusterIP and nodePort are the API server's to allocate")
 			}
 		})
+	}
+}
+
+func TestDesiredServiceDoesNotAlias(t *testing.T) {
+	dobj := newDeployObject(func(d *appv1.DeployObject) { d.Spec.Ports[0].AppProtocol = ptr.To("http") })
+	s := desiredService(dobj)
+	if s.Spec.Ports[0].AppProtocol == dobj.Spec.Ports[0].AppProtocol {
+		t.Error("the desired Service's appProtocol points into the DeployObject, which is the informer's cached copy")
 	}
 }

@@ -2,6 +2,7 @@ package crd_test
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -142,6 +143,48 @@ func TestValidObjects(t *testing.T) {
 				t.Fatalf("rejected: %v", errs.ToAggregate())
 			}
 		})
+	}
+}
+
+// TestAcceptedObjects: values at the edge of a rule that must pass.
+func TestAcceptedObjects(t *testing.T) {
+	_, s := loadCRD(t)
+	for _, tc := range cases.AcceptedTable() {
+		t.Run(tc.Name, func(t *testing.T) {
+			obj := cases.Valid("web")
+			tc.Mutate(obj)
+			if errs := s.validate(obj); len(errs) > 0 {
+				t.Fatalf("rejected: %v", errs.ToAggregate())
+			}
+		})
+	}
+}
+
+// etcdRequestLimit is etcd's default --max-request-bytes: the largest
+// object the API server can store.
+const etcdRequestLimit = 1536 * 1024
+
+// TestLargestObject: the object with every bound at its maximum is valid,
+// and its JSON, which is how the API server stores a custom resource,
+// leaves room in etcd's limit for what the API server and others add:
+// managedFields (every env name and map key again), status, labels and
+// annotations.
+func TestLargestObject(t *testing.T) {
+	_, s := loadCRD(t)
+	obj := cases.Largest("big")
+	if errs := s.validate(obj); len(errs) > 0 {
+		t.Fatalf("rejected: %v", errs.ToAggregate())
+	}
+	data, err := json.Marshal(obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// managedFields take about 36 KB for this object (every env name and
+	// map key again), and the Ready condition's message may take 32 KiB.
+	const reserve = 80 * 1024
+	t.Logf("largest object: %d bytes of JSON, %d bytes left of etcd's %d", len(data), etcdRequestLimit-len(data), etcdRequestLimit)
+	if len(data) > etcdRequestLimit-reserve {
+		t.Errorf("the largest object takes %d bytes of JSON, leaving less than %d of etcd's %d bytes", len(data), reserve, etcdRequestLimit)
 	}
 }
 

@@ -339,7 +339,7 @@ func TestLongRejectionKeepsStatusValid(t *testing.T) {
 	dobj := newDO(ns, "web", func(d *appv1.DeployObject) {
 		d.Spec.Env = nil
 		for i := range 128 {
-			d.Spec.Env = append(d.Spec.Env, corev1.EnvVar{Name: fmt.Sprintf("V%03d=%s", i, strings.Repeat("x", 200)), Value: "v"})
+			d.Spec.Env = append(d.Spec.Env, corev1.EnvVar{Name: fmt.Sprintf("V%03d=%s", i, strings.Repeat("x", 123)), Value: "v"})
 		}
 	})
 	// What the API server says of such a Deployment is longer than the

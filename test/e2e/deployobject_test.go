@@ -490,7 +490,10 @@ func TestExamplesApply(t *testing.T) {
 
 func TestSteadyStateMakesNoWrites(t *testing.T) {
 	ns := newNamespace(t)
-	create(t, newDO(ns, "steady", func(d *appv1.DeployObject) { d.Spec.ServiceType = appv1.ServiceTypeNodePort }))
+	create(t, newDO(ns, "steady", func(d *appv1.DeployObject) {
+		d.Spec.ServiceType = appv1.ServiceTypeNodePort
+		d.Spec.Ports[0].AppProtocol = ptr.To("http")
+	}))
 	waitReady(t, ns, "steady")
 	// The write metrics count for the whole process: wait until the other
 	// tests' namespaces, whose teardown involves the controller, are gone.

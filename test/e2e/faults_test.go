@@ -21,10 +21,12 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
 	appv1 "deployobject.dev/controller/pkg/apis/app/v1"
+	"deployobject.dev/controller/test/cases"
 )
 
 // createMany creates n DeployObjects named prefix-0..n-1 with `workers`
@@ -476,31 +478,38 @@ func TestTerminatingNamespaceDoesNotHotLoop(t *testing.T) {
 	}
 }
 
-// TestLargestValidObject reconciles a DeployObject at every list bound.
+// TestLargestValidObject reconciles the DeployObject with every bounded list
+// and string at its maximum (cases.Largest).
 func TestLargestValidObject(t *testing.T) {
 	ns := newNamespace(t)
-	long := strings.Repeat("x", 4096)
-	create(t, newDO(ns, "big", func(d *appv1.DeployObject) {
-		d.Spec.Command = make([]string, 64)
-		d.Spec.Args = make([]string, 128)
-		for i := range d.Spec.Command {
-			d.Spec.Command[i] = long
-		}
-		for i := range d.Spec.Args {
-			d.Spec.Args[i] = long
-		}
-		d.Spec.Env = nil
-		for i := range 128 {
-			d.Spec.Env = append(d.Spec.Env, corev1.EnvVar{Name: fmt.Sprintf("VAR_%d", i), Value: long})
-		}
-		d.Spec.Ports = nil
-		for i := range 16 {
-			d.Spec.Ports = append(d.Spec.Ports, appv1.Port{Name: fmt.Sprintf("p%d", i), ContainerPort: int32(8000 + i)})
-		}
-	}))
-	waitReady(t, ns, "big")
-	if n := len(getService(t, ns, "big").Spec.Ports); n != 16 {
-		t.Errorf("Service has %d ports, want 16", n)
+	obj := cases.Largest("big")
+	name := obj["metadata"].(map[string]any)["name"].(string)
+	res := env.dynamic.Resource(appv1.SchemeGroupVersion.WithResource("deployobjects")).Namespace(ns)
+	if _, err := res.Create(ctx, &unstructured.Unstructured{Object: obj}, metav1.CreateOptions{FieldValidation: metav1.FieldValidationStrict}); err != nil {
+		t.Fatalf("creating the largest DeployObject: %v", err)
+	}
+	waitReady(t, ns, name)
+	// What etcd stores, as the API server reads it back: the object with
+	// its managedFields and status.
+	stored, err := res.Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := stored.MarshalJSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("the largest DeployObject is stored in %d bytes of JSON, %d below etcd's limit of 1572864", len(data), 1572864-len(data))
+	svc := getService(t, ns, name)
+	if n := len(svc.Spec.Ports); n != cases.MaxPorts {
+		t.Errorf("Service has %d ports, want %d", n, cases.MaxPorts)
+	}
+	if ap := ptr.Deref(svc.Spec.Ports[0].AppProtocol, ""); len(ap) != cases.MaxAppProtocolLength {
+		t.Errorf("Service port appProtocol has %d characters, want %d", len(ap), cases.MaxAppProtocolLength)
+	}
+	c := getDeployment(t, ns, name).Spec.Template.Spec.Containers[0]
+	if len(c.Env) != cases.MaxEnv || len(c.Env[0].Value) != cases.MaxEnvValueLength || len(c.Args) != cases.MaxArgs {
+		t.Errorf("Deployment container has %d env vars (first value %d characters) and %d args", len(c.Env), len(c.Env[0].Value), len(c.Args))
 	}
 	if code := probe(shared.healthAddr + "/healthz"); code != http.StatusOK {
 		t.Errorf("/healthz = %d after the largest object", code)

@@ -41,12 +41,15 @@ type DeployObject struct {
 // +kubebuilder:validation:XValidation:rule="!has(self.ports) || self.ports.all(p, self.ports.exists_one(q, q.containerPort == p.containerPort && q.protocol == p.protocol))",message="each containerPort must be unique per protocol",fieldPath=".ports"
 // +kubebuilder:validation:XValidation:rule="!has(self.serviceType) || self.serviceType == 'ClusterIP' || (has(self.ports) && size(self.ports) > 0)",message="serviceType other than ClusterIP needs at least one port",fieldPath=".serviceType"
 type DeployObjectSpec struct {
-	// image is the container image to run, for example "nginx:1.27".
+	// image is the container image to run, for example "nginx:1.27": a
+	// reference in the grammar of github.com/distribution/reference,
+	// [host[:port]/]path[:tag][@digest], with the path in lowercase.
 	// +required
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=1024
 	// +kubebuilder:validation:XValidation:rule="self == self.trim()",message="image must not have leading or trailing whitespace"
 	// +kubebuilder:validation:XValidation:rule="!self.contains(' ')",message="image must not contain spaces"
+	// +kubebuilder:validation:XValidation:rule=`self.matches(r'^(?:(?:[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?(?:\.[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?)*|\[[a-fA-F0-9:]+\])(?::[0-9]+)?/)?[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*(?:/[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*)*(?::[a-zA-Z0-9_][a-zA-Z0-9_.-]{0,127})?(?:@[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,})?$')`,message="image must be a reference [host[:port]/]path[:tag][@digest]: path components of lowercase letters and digits joined by '.', '_', '__' or '-', a tag of at most 128 letters, digits, '_', '.' and '-', a digest such as sha256:<64 hex digits>"
 	Image string `json:"image"`
 
 	// replicas is the number of pods to run. Defaults to 1; 0 keeps the
@@ -73,18 +76,34 @@ type DeployObjectSpec struct {
 
 	// env lists environment variables for the container, either literal
 	// values or references (valueFrom) to ConfigMaps, Secrets and pod fields.
-	// Names are unique.
+	// Names are unique and at most 128 characters; values at most 1024
+	// characters, so that the largest DeployObject still fits in etcd (see
+	// the README). fileKeyRef is not supported: it needs a pod volume.
 	// +optional
 	// +listType=map
 	// +listMapKey=name
 	// +kubebuilder:validation:MaxItems=128
+	// +kubebuilder:validation:items:XValidation:rule="size(self.name) <= 128",message="must be at most 128 characters",fieldPath=".name"
+	// +kubebuilder:validation:items:XValidation:rule="size(self.?value.orValue('')) <= 1024",message="must be at most 1024 characters",fieldPath=".value"
+	// +kubebuilder:validation:items:XValidation:rule="!has(self.valueFrom) || !has(self.valueFrom.fileKeyRef)",message="fileKeyRef is not supported yet: it reads a file from a pod volume, and a DeployObject declares no volumes",fieldPath=".valueFrom.fileKeyRef"
+	// +kubebuilder:validation:items:XValidation:rule="size(self.?valueFrom.?configMapKeyRef.?name.orValue('')) <= 253",message="must be at most 253 characters",fieldPath=".valueFrom.configMapKeyRef.name"
+	// +kubebuilder:validation:items:XValidation:rule="size(self.?valueFrom.?configMapKeyRef.?key.orValue('')) <= 253",message="must be at most 253 characters",fieldPath=".valueFrom.configMapKeyRef.key"
+	// +kubebuilder:validation:items:XValidation:rule="size(self.?valueFrom.?secretKeyRef.?name.orValue('')) <= 253",message="must be at most 253 characters",fieldPath=".valueFrom.secretKeyRef.name"
+	// +kubebuilder:validation:items:XValidation:rule="size(self.?valueFrom.?secretKeyRef.?key.orValue('')) <= 253",message="must be at most 253 characters",fieldPath=".valueFrom.secretKeyRef.key"
+	// +kubebuilder:validation:items:XValidation:rule="size(self.?valueFrom.?fieldRef.?apiVersion.orValue('')) <= 64",message="must be at most 64 characters",fieldPath=".valueFrom.fieldRef.apiVersion"
+	// +kubebuilder:validation:items:XValidation:rule="size(self.?valueFrom.?fieldRef.?fieldPath.orValue('')) <= 341",message="must be at most 341 characters: metadata.annotations['<key of at most 317 characters>']",fieldPath=".valueFrom.fieldRef.fieldPath"
+	// +kubebuilder:validation:items:XValidation:rule="size(self.?valueFrom.?resourceFieldRef.?containerName.orValue('')) <= 63",message="must be at most 63 characters",fieldPath=".valueFrom.resourceFieldRef.containerName"
+	// +kubebuilder:validation:items:XValidation:rule="size(self.?valueFrom.?resourceFieldRef.?resource.orValue('')) <= 64",message="must be at most 64 characters",fieldPath=".valueFrom.resourceFieldRef.resource"
+	// +kubebuilder:validation:items:XValidation:rule="!has(self.valueFrom) || !has(self.valueFrom.resourceFieldRef) || !has(self.valueFrom.resourceFieldRef.divisor) || type(self.valueFrom.resourceFieldRef.divisor) == int || size(self.valueFrom.resourceFieldRef.divisor) <= 64",message="must be at most 64 characters",fieldPath=".valueFrom.resourceFieldRef.divisor"
 	// +kubebuilder:validation:XValidation:rule="self.all(e, !(has(e.value) && e.value != '' && has(e.valueFrom)))",message="an env entry may set value or valueFrom, not both"
 	// +kubebuilder:validation:XValidation:rule="self.all(e, !has(e.valueFrom) || [has(e.valueFrom.configMapKeyRef), has(e.valueFrom.secretKeyRef), has(e.valueFrom.fieldRef), has(e.valueFrom.resourceFieldRef), has(e.valueFrom.fileKeyRef)].filter(x, x).size() == 1)",message="an env valueFrom must set exactly one source"
 	Env []corev1.EnvVar `json:"env,omitempty"`
 
-	// resources are the container's compute resource requests and limits.
-	// Dynamic resource claims are not supported.
+	// resources are the container's compute resource requests and limits,
+	// at most 16 of each. Dynamic resource claims are not supported.
 	// +optional
+	// +kubebuilder:validation:XValidation:rule="!has(self.requests) || size(self.requests) <= 16",message="must have at most 16 entries",fieldPath=".requests"
+	// +kubebuilder:validation:XValidation:rule="!has(self.limits) || size(self.limits) <= 16",message="must have at most 16 entries",fieldPath=".limits"
 	// +kubebuilder:validation:XValidation:rule="!has(self.claims)",message="resources.claims is not supported: a DeployObject declares no pod resourceClaims"
 	// +kubebuilder:validation:XValidation:rule="!has(self.requests) || !has(self.limits) || ['cpu', 'memory', 'ephemeral-storage'].all(k, !(k in self.requests) || !(k in self.limits) || quantity(string(self.limits[k])).compareTo(quantity(string(self.requests[k]))) >= 0)",message="each request must be less than or equal to its limit"
 	Resources corev1.ResourceRequirements `json:"resources,omitempty"`
@@ -134,6 +153,18 @@ type Port struct {
 	// +kubebuilder:default=TCP
 	// +kubebuilder:validation:Enum=TCP;UDP;SCTP
 	Protocol corev1.Protocol `json:"protocol,omitempty"`
+
+	// appProtocol is the application protocol of the Service port, as
+	// Kubernetes validates it: a qualified name, either an IANA service name
+	// such as "http" or a name with a DNS subdomain prefix such as
+	// "kubernetes.io/h2c". When it is not set, an appProtocol someone else
+	// set on the Service port is kept.
+	// +optional
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=317
+	// +kubebuilder:validation:Pattern=`^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$`
+	// +kubebuilder:validation:XValidation:rule="self.matches('^([^/]{1,253}/)?[^/]{1,63}$')",message="appProtocol must be a qualified name: an optional DNS subdomain prefix of at most 253 characters and '/', then a name of at most 63 characters"
+	AppProtocol *string `json:"appProtocol,omitempty"`
 }
 
 // ServiceType is how the Service is exposed.

@@ -165,6 +165,11 @@ func (in *Port) DeepCopyInto(out *Port) {
 		*out = new(int32)
 		**out = **in
 	}
+	if in.AppProtocol != nil {
+		in, out := &in.AppProtocol, &out.AppProtocol
+		*out = new(string)
+		**out = **in
+	}
 	return
 }
 

@@ -28,7 +28,9 @@ import (
 //
 // DeployObjectSpec is the desired state of an application.
 type DeployObjectSpecApplyConfiguration struct {
-	// image is the container image to run, for example "nginx:1.27".
+	// image is the container image to run, for example "nginx:1.27": a
+	// reference in the grammar of github.com/distribution/reference,
+	// [host[:port]/]path[:tag][@digest], with the path in lowercase.
 	Image *string `json:"image,omitempty"`
 	// replicas is the number of pods to run. Defaults to 1; 0 keeps the
 	// Deployment with no pods.
@@ -39,10 +41,12 @@ type DeployObjectSpecApplyConfiguration struct {
 	Args []string `json:"args,omitempty"`
 	// env lists environment variables for the container, either literal
 	// values or references (valueFrom) to ConfigMaps, Secrets and pod fields.
-	// Names are unique.
+	// Names are unique and at most 128 characters; values at most 1024
+	// characters, so that the largest DeployObject still fits in etcd (see
+	// the README). fileKeyRef is not supported: it needs a pod volume.
 	Env []corev1.EnvVar `json:"env,omitempty"`
-	// resources are the container's compute resource requests and limits.
-	// Dynamic resource claims are not supported.
+	// resources are the container's compute resource requests and limits,
+	// at most 16 of each. Dynamic resource claims are not supported.
 	Resources *corev1.ResourceRequirements `json:"resources,omitempty"`
 	// ports are the container's ports. Each one is also exposed on the
 	// Service; with no ports there is no Service.

@@ -37,6 +37,12 @@ type PortApplyConfiguration struct {
 	ServicePort *int32 `json:"servicePort,omitempty"`
 	// protocol is TCP (default), UDP or SCTP.
 	Protocol *corev1.Protocol `json:"protocol,omitempty"`
+	// appProtocol is the application protocol of the Service port, as
+	// Kubernetes validates it: a qualified name, either an IANA service name
+	// such as "http" or a name with a DNS subdomain prefix such as
+	// "kubernetes.io/h2c". When it is not set, an appProtocol someone else
+	// set on the Service port is kept.
+	AppProtocol *string `json:"appProtocol,omitempty"`
 }
 
 // PortApplyConfiguration constructs a declarative configuration of the Port type for use with
@@ -74,5 +80,13 @@ func (b *PortApplyConfiguration) WithServicePort(value int32) *PortApplyConfigur
 // If called multiple times, the Protocol field is set to the value of the last call.
 func (b *PortApplyConfiguration) WithProtocol(value corev1.Protocol) *PortApplyConfiguration {
 	b.Protocol = &value
+	return b
+}
+
+// WithAppProtocol sets the AppProtocol field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the AppProtocol field is set to the value of the last call.
+func (b *PortApplyConfiguration) WithAppProtocol(value string) *PortApplyConfiguration {
+	b.AppProtocol = &value
 	return b
 }
