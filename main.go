@@ -5,6 +5,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -143,11 +144,17 @@ func run(ctx context.Context, opts *options) error {
 
 	if elector == nil {
 		metrics.leader.Set(1)
-		return controller.Run(ctx, opts.workers)
+		return controller.Run(ctx, context.WithoutCancel(ctx), opts.workers)
 	}
-	return runAsLeader(ctx, elector, metrics, func(ctx context.Context) error {
-		return controller.Run(ctx, opts.workers)
+	err = runAsLeader(ctx, elector, metrics, func(ctx, writes context.Context) error {
+		return controller.Run(ctx, writes, opts.workers)
 	})
+	if errors.Is(err, errLeaseLost) {
+		// At once: the deferred shutdowns would wait for the informers,
+		// which run until a signal.
+		klog.FlushAndExit(klog.ExitFlushTimeout, 1)
+	}
+	return err
 }
 
 func restConfig(opts *options) (*rest.Config, bool, error) {
