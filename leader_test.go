@@ -4,13 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes"
 	k8sfake "k8s.io/client-go/kubernetes/fake"
+	"k8s.io/client-go/rest"
 	core "k8s.io/client-go/testing"
 	"k8s.io/klog/v2/ktesting"
 )
@@ -79,5 +82,35 @@ func TestLeaseLostCancelsSyncs(t *testing.T) {
 				t.Errorf("%d syncs started, want only the %d in flight when the lease was lost", got, workers)
 			}
 		})
+	}
+}
+
+// TestLeaderElectionClientIsItsOwn: the lease's client has its own rate
+// limiter, so that the controller's requests never delay a renewal, and a
+// request timeout shorter than the renew deadline, so that a stuck request
+// leaves time to retry.
+func TestLeaderElectionClientIsItsOwn(t *testing.T) {
+	base := &rest.Config{Host: "https://api.example:6443", QPS: 200, Burst: 400, UserAgent: "deployobject-controller/test"}
+	const renewDeadline = 10 * time.Second
+	cfg := leaderElectionConfig(base, renewDeadline)
+	if cfg.Timeout <= 0 || cfg.Timeout >= renewDeadline {
+		t.Errorf("request timeout %s, want more than 0 and less than the renew deadline %s", cfg.Timeout, renewDeadline)
+	}
+	if base.Timeout != 0 || base.RateLimiter != nil {
+		t.Errorf("the controller's configuration was modified: timeout %s, rate limiter %v", base.Timeout, base.RateLimiter)
+	}
+	controllerClient, err := kubernetes.NewForConfig(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	leaseClient, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if controllerClient.CoordinationV1().RESTClient().GetRateLimiter() == leaseClient.CoordinationV1().RESTClient().GetRateLimiter() {
+		t.Error("the lease's client shares the controller's rate limiter")
+	}
+	if !strings.HasSuffix(cfg.UserAgent, "/leader-election") {
+		t.Errorf("user agent %q does not name the leader election client", cfg.UserAgent)
 	}
 }
