@@ -1000,7 +1000,9 @@ func TestShutdownStartsNoNewSync(t *testing.T) {
 	waitFor(t, api.started, workers, "the syncs in flight")
 
 	stop()
-	time.Sleep(100 * time.Millisecond)
+	for !c.queue.ShuttingDown() {
+		time.Sleep(10 * time.Millisecond)
+	}
 	api.unblockAll()
 	select {
 	case err := <-done:
