@@ -128,26 +128,30 @@ func newRateLimiter() workqueue.TypedRateLimiter[cache.ObjectName] {
 	)
 }
 
-// Run waits for the caches, then runs workers until ctx is cancelled. It then
-// stops handing out work and waits for the syncs in flight to finish, for at
-// most shutdownGrace, after which their requests are cancelled. Keys still
-// queued are left to the next leader: its initial list enqueues every object.
-func (c *Controller) Run(ctx context.Context, workers int) error {
+// Run waits for the caches, then runs workers until ctx is cancelled (a
+// signal) or writes is (the lease is lost). On ctx's end the workers take no
+// further key and finish the syncs in flight, for at most shutdownGrace,
+// after which their requests are cancelled. Keys still queued are left to
+// the next leader: its initial list enqueues every object. Every sync runs
+// in writes, so losing the lease cancels the syncs in flight at once, also
+// during the grace period: another replica may already be writing.
+func (c *Controller) Run(ctx, writes context.Context, workers int) error {
 	defer utilruntime.HandleCrashWithContext(ctx)
 	logger := klog.FromContext(ctx)
+	runCtx, stopRun := context.WithCancel(ctx)
+	defer stopRun()
+	defer context.AfterFunc(writes, stopRun)()
 
 	logger.Info("Waiting for informer caches to sync")
-	if !cache.WaitForNamedCacheSyncWithContext(ctx, c.cachesSynced...) {
-		if ctx.Err() != nil {
+	if !cache.WaitForNamedCacheSyncWithContext(runCtx, c.cachesSynced...) {
+		if runCtx.Err() != nil {
 			// Asked to stop before the caches synced: nothing was started.
 			return nil
 		}
 		return errors.New("informer caches did not sync")
 	}
 
-	// Syncs get a context that outlives ctx by the grace period, so that a
-	// shutdown does not abort writes half-way through a sync.
-	workCtx, cancelWork := context.WithCancel(context.WithoutCancel(ctx))
+	workCtx, cancelWork := context.WithCancel(writes)
 	defer cancelWork()
 
 	logger.Info("Starting workers", "count", workers)
@@ -159,7 +163,7 @@ func (c *Controller) Run(ctx context.Context, workers int) error {
 		})
 	}
 
-	<-ctx.Done()
+	<-runCtx.Done()
 	logger.Info("Shutting down: finishing syncs in flight", "grace", c.shutdownGrace)
 	c.queue.ShutDown()
 	stop := time.AfterFunc(c.shutdownGrace, cancelWork)
@@ -177,6 +181,11 @@ func (c *Controller) processNextWorkItem(ctx context.Context) bool {
 		return false
 	}
 	defer c.queue.Done(key)
+	if c.queue.ShuttingDown() {
+		// A queue being shut down still hands out every queued key; a
+		// shutdown only finishes the syncs already in flight.
+		return false
+	}
 
 	logger := klog.LoggerWithValues(klog.FromContext(ctx), "deployobject", key)
 	ctx = klog.NewContext(ctx, logger)

@@ -4,7 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -21,7 +26,9 @@ import (
 	"k8s.io/apimachinery/pkg/util/diff"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	kubeinformers "k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
 	k8sfake "k8s.io/client-go/kubernetes/fake"
+	"k8s.io/client-go/rest"
 	core "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
@@ -1118,5 +1125,112 @@ func TestSyncStatusAfterAnUnseenWriteIsBasedOnIt(t *testing.T) {
 	}
 	if fmt.Sprint(versions) != "[10 10-written]" {
 		t.Errorf("status writes conditional on versions %v, want [10 10-written]", versions)
+	}
+}
+
+// blockingAPIServer is an API server whose Deployment creates hang until
+// released or cancelled by the client, so that a test can hold syncs in
+// flight and see whether their requests are cancelled.
+type blockingAPIServer struct {
+	started   chan struct{}
+	release   chan struct{}
+	cancelled chan struct{}
+	creates   atomic.Int32
+	unblock   sync.Once
+}
+
+// unblockAll answers every create, held or future, with an error.
+func (s *blockingAPIServer) unblockAll() {
+	s.unblock.Do(func() { close(s.release) })
+}
+
+func newBlockingAPIServer(t *testing.T) (*blockingAPIServer, kubernetes.Interface) {
+	t.Helper()
+	s := &blockingAPIServer{started: make(chan struct{}, 100), release: make(chan struct{}), cancelled: make(chan struct{}, 100)}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost || !strings.HasSuffix(r.URL.Path, "/deployments") {
+			http.Error(w, "unexpected request", http.StatusBadRequest)
+			return
+		}
+		// The server notices a cancelled request only once the body is read.
+		_, _ = io.Copy(io.Discard, r.Body)
+		s.creates.Add(1)
+		s.started <- struct{}{}
+		select {
+		case <-s.release:
+			http.Error(w, "released", http.StatusServiceUnavailable)
+		case <-r.Context().Done():
+			s.cancelled <- struct{}{}
+		}
+	}))
+	t.Cleanup(func() {
+		// Close waits for the handlers, so none may still hang.
+		s.unblockAll()
+		srv.Close()
+	})
+	// No client-side rate limit: the test counts syncs, not waits.
+	client, err := kubernetes.NewForConfig(&rest.Config{Host: srv.URL, QPS: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, client
+}
+
+// backlogController is a controller whose caches hold n DeployObjects
+// without children, all queued, writing to a blocking API server.
+func backlogController(t *testing.T, ctx context.Context, n int) (*Controller, *blockingAPIServer) {
+	t.Helper()
+	f := newFixture(t)
+	for i := range n {
+		f.dobjs = append(f.dobjs, newDeployObject(func(d *appv1.DeployObject) { d.Name = fmt.Sprintf("web-%d", i) }))
+	}
+	c := f.newController(ctx)
+	api, client := newBlockingAPIServer(t)
+	c.kubeClient = client
+	c.cachesSynced = nil
+	for _, d := range f.dobjs {
+		c.queue.Add(cache.MetaObjectToName(d))
+	}
+	return c, api
+}
+
+func waitFor(t *testing.T, ch <-chan struct{}, n int, what string) {
+	t.Helper()
+	for range n {
+		select {
+		case <-ch:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("timed out waiting for %s", what)
+		}
+	}
+}
+
+// TestShutdownStartsNoNewSync: after the stop signal, the workers finish the
+// syncs in flight and take no further key, however many are queued.
+func TestShutdownStartsNoNewSync(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	ctx, stop := context.WithCancel(ctx)
+	const workers = 4
+	c, api := backlogController(t, ctx, 50)
+	c.shutdownGrace = time.Minute
+	done := make(chan error)
+	go func() { done <- c.Run(ctx, context.WithoutCancel(ctx), workers) }()
+	waitFor(t, api.started, workers, "the syncs in flight")
+
+	stop()
+	for !c.queue.ShuttingDown() {
+		time.Sleep(10 * time.Millisecond)
+	}
+	api.unblockAll()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Run did not return after the syncs in flight finished")
+	}
+	if got := api.creates.Load(); got != workers {
+		t.Errorf("%d syncs ran, want only the %d in flight at the stop signal: queued keys were still handed out", got, workers)
 	}
 }

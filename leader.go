@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -71,11 +72,17 @@ func ownNamespace(inCluster bool) string {
 	return metav1.NamespaceDefault
 }
 
-// runAsLeader runs work while this replica holds the lease. On ctx's end it
-// lets work finish its syncs in flight and only then releases the lease, so
-// the successor never writes alongside it. Losing the lease ends the process
-// at once, as another replica may already be writing.
-func runAsLeader(ctx context.Context, le *leaderElection, metrics *controllerMetrics, work func(context.Context) error) error {
+// errLeaseLost is returned when the lease was lost rather than released.
+var errLeaseLost = errors.New("lost the leader lease")
+
+// runAsLeader runs work while this replica holds the lease. work gets ctx,
+// whose end asks it to finish its syncs in flight, and a context for its
+// writes, cancelled when the lease is lost. On ctx's end the lease is only
+// released after work has returned, so the successor never writes alongside
+// it. Losing the lease, also during a shutdown, cancels the writes at once
+// and returns errLeaseLost once work has returned: another replica may
+// already be writing, so the caller exits at once.
+func runAsLeader(ctx context.Context, le *leaderElection, metrics *controllerMetrics, work func(ctx, writes context.Context) error) error {
 	logger := klog.FromContext(ctx)
 	electionCtx, stopElection := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopElection()
@@ -84,8 +91,11 @@ func runAsLeader(ctx context.Context, le *leaderElection, metrics *controllerMet
 		mu       sync.Mutex
 		leading  bool
 		stopping bool
+		finished bool
+		lost     bool
 		workErr  error
 	)
+	workDone := make(chan struct{})
 	go func() {
 		<-ctx.Done()
 		mu.Lock()
@@ -99,6 +109,7 @@ func runAsLeader(ctx context.Context, le *leaderElection, metrics *controllerMet
 
 	le.config.Callbacks = leaderelection.LeaderCallbacks{
 		OnStartedLeading: func(leaderCtx context.Context) {
+			defer close(workDone)
 			mu.Lock()
 			if stopping {
 				mu.Unlock()
@@ -108,26 +119,24 @@ func runAsLeader(ctx context.Context, le *leaderElection, metrics *controllerMet
 			mu.Unlock()
 			logger.Info("Became leader, starting workers")
 			metrics.leader.Set(1)
-			runCtx, cancel := context.WithCancel(leaderCtx)
-			defer cancel()
-			stop := context.AfterFunc(ctx, cancel)
-			defer stop()
-			err := work(runCtx)
+			err := work(ctx, leaderCtx)
 			mu.Lock()
 			workErr = err
+			finished = true
 			mu.Unlock()
 			stopElection()
 		},
 		OnStoppedLeading: func() {
 			metrics.leader.Set(0)
 			mu.Lock()
-			s := stopping
-			mu.Unlock()
-			if !s {
-				logger.Error(nil, "Lost the leader lease, exiting so that no two replicas write")
-				klog.FlushAndExit(klog.ExitFlushTimeout, 1)
+			defer mu.Unlock()
+			switch {
+			case leading && !finished:
+				lost = true
+				logger.Error(nil, "Lost the leader lease, stopping at once so that no two replicas write")
+			case leading:
+				logger.Info("Released the leader lease")
 			}
-			logger.Info("Released the leader lease")
 		},
 		OnNewLeader: func(identity string) {
 			logger.Info("Leader", "identity", identity)
@@ -139,6 +148,16 @@ func runAsLeader(ctx context.Context, le *leaderElection, metrics *controllerMet
 	}
 	elector.Run(electionCtx)
 	mu.Lock()
+	wasLeading := leading
+	mu.Unlock()
+	if wasLeading {
+		// Whether released or lost, no write may follow this return.
+		<-workDone
+	}
+	mu.Lock()
 	defer mu.Unlock()
+	if lost {
+		return errLeaseLost
+	}
 	return workErr
 }

@@ -5,22 +5,26 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/kubernetes"
 	kubescheme "k8s.io/client-go/kubernetes/scheme"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/client-go/tools/record"
+	"k8s.io/client-go/util/flowcontrol"
 	"k8s.io/klog/v2"
 
 	clientset "deployobject.dev/controller/pkg/generated/clientset/versioned"
@@ -127,13 +131,19 @@ func run(ctx context.Context, opts *options) error {
 	defer dobjFactory.Shutdown()
 	defer childFactory.Shutdown()
 
-	elector, err := newLeaderElector(opts, inCluster, kubeClient)
+	// Lease renewal has a client of its own, so that a busy reconcile loop
+	// cannot delay it.
+	leaseClient, err := kubernetes.NewForConfig(leaderElectionConfig(cfg, opts.renewDeadline))
+	if err != nil {
+		return fmt.Errorf("creating the leader election client: %w", err)
+	}
+	elector, err := newLeaderElector(opts, inCluster, leaseClient)
 	if err != nil {
 		return err
 	}
-	// The API server's /readyz is readable by anyone authenticated.
-	apiServerReady := func(ctx context.Context) error {
-		return kubeClient.Discovery().RESTClient().Get().AbsPath("/readyz").Do(ctx).Error()
+	apiServerReady, err := newAPIServerReadiness(cfg)
+	if err != nil {
+		return err
 	}
 	servers, err := startServers(ctx, opts, registry, elector, controller.cachesSynced, apiServerReady)
 	if err != nil {
@@ -143,11 +153,17 @@ func run(ctx context.Context, opts *options) error {
 
 	if elector == nil {
 		metrics.leader.Set(1)
-		return controller.Run(ctx, opts.workers)
+		return controller.Run(ctx, context.WithoutCancel(ctx), opts.workers)
 	}
-	return runAsLeader(ctx, elector, metrics, func(ctx context.Context) error {
-		return controller.Run(ctx, opts.workers)
+	err = runAsLeader(ctx, elector, metrics, func(ctx, writes context.Context) error {
+		return controller.Run(ctx, writes, opts.workers)
 	})
+	if errors.Is(err, errLeaseLost) {
+		// At once: the deferred shutdowns would wait for the informers,
+		// which run until a signal.
+		klog.FlushAndExit(klog.ExitFlushTimeout, 1)
+	}
+	return err
 }
 
 func restConfig(opts *options) (*rest.Config, bool, error) {
@@ -160,6 +176,38 @@ func restConfig(opts *options) (*rest.Config, bool, error) {
 	cfg.Burst = opts.burst
 	cfg.UserAgent = fmt.Sprintf("%s/%s", controllerName, version)
 	return cfg, inCluster, nil
+}
+
+// dedicatedConfig is cfg for a client of its own: requests of the
+// controller's clients never hold it back, and each of its requests gives
+// up after timeout.
+func dedicatedConfig(cfg *rest.Config, name string, timeout time.Duration) *rest.Config {
+	c := rest.CopyConfig(cfg)
+	// client-go's default limits are plenty for a few requests per second.
+	c.RateLimiter = flowcontrol.NewTokenBucketRateLimiter(rest.DefaultQPS, rest.DefaultBurst)
+	c.Timeout = timeout
+	return rest.AddUserAgent(c, name)
+}
+
+// leaderElectionConfig is the configuration of the lease's client. A request
+// gives up after half the renew deadline, so that one request stuck on a
+// dead connection leaves time to retry before the lease is given up.
+func leaderElectionConfig(cfg *rest.Config, renewDeadline time.Duration) *rest.Config {
+	return dedicatedConfig(cfg, "leader-election", renewDeadline/2)
+}
+
+// newAPIServerReadiness checks the API server's /readyz (readable by anyone
+// authenticated) for the controller's /readyz. It has its own client, and
+// asks at most once a second however often it is probed.
+func newAPIServerReadiness(cfg *rest.Config) (func(context.Context) error, error) {
+	client, err := discovery.NewDiscoveryClientForConfig(dedicatedConfig(cfg, "readyz", 2*time.Second))
+	if err != nil {
+		return nil, fmt.Errorf("creating the readiness client: %w", err)
+	}
+	c := &cachedCheck{period: time.Second, check: func(ctx context.Context) error {
+		return client.RESTClient().Get().AbsPath("/readyz").Do(ctx).Error()
+	}}
+	return c.run, nil
 }
 
 func namespaceOrAll(ns string) string {

@@ -47,7 +47,7 @@ func newOptions(fs *flag.FlagSet) *options {
 
 	fs.Var(&o.leaderElect, "leader-elect", "Elect a leader among replicas with a Lease; only the leader reconciles (default true in a cluster, false with --kubeconfig or --master).")
 	fs.DurationVar(&o.leaseDuration, "leader-elect-lease-duration", 15*time.Second, "How long a non-leader waits after the last renewal before taking the lease.")
-	fs.DurationVar(&o.renewDeadline, "leader-elect-renew-deadline", 10*time.Second, "How long the leader keeps trying to renew before giving up leadership. Less than the lease duration.")
+	fs.DurationVar(&o.renewDeadline, "leader-elect-renew-deadline", 10*time.Second, "How long the leader keeps trying to renew before giving up leadership, which stops its writes and exits with code 1. Each renewal request times out after half of it. Less than the lease duration.")
 	fs.DurationVar(&o.retryPeriod, "leader-elect-retry-period", 2*time.Second, "How long to wait between attempts to acquire or renew the lease.")
 	fs.StringVar(&o.leaseNamespace, "leader-elect-resource-namespace", "", "Namespace of the Lease. Empty means the controller's own namespace in a cluster, \"default\" outside.")
 	fs.StringVar(&o.leaseName, "leader-elect-resource-name", controllerName, "Name of the Lease.")
@@ -55,7 +55,7 @@ func newOptions(fs *flag.FlagSet) *options {
 	fs.StringVar(&o.metricsAddr, "metrics-bind-address", ":8080", "Address of the Prometheus /metrics endpoint; \"0\" disables it.")
 	fs.BoolVar(&o.profiling, "profiling", false, "Serve Go's pprof profiles under /debug/pprof/ on the metrics address.")
 	fs.StringVar(&o.healthAddr, "health-probe-bind-address", ":8081", "Address of /healthz and /readyz; \"0\" disables them.")
-	fs.DurationVar(&o.shutdownGrace, "shutdown-grace-period", 10*time.Second, "On SIGTERM, how long syncs in flight may take to finish before they are cancelled.")
+	fs.DurationVar(&o.shutdownGrace, "shutdown-grace-period", 10*time.Second, "On SIGTERM, no new sync starts; this is how long syncs in flight may take to finish before they are cancelled, and then the lease is released. Losing the lease cancels them at once.")
 	return o
 }
 

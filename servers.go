@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/pprof"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -86,6 +87,29 @@ func healthHandler(le *leaderElection, synced []cache.InformerSynced, apiServerR
 		_, _ = w.Write([]byte("ok"))
 	})
 	return mux
+}
+
+// cachedCheck runs check at most once per period, however many probes ask
+// at once: the others get its last result. The check is detached from the
+// probe that triggered it, so that a probe giving up does not fail the
+// others; check bounds its own time.
+type cachedCheck struct {
+	check  func(context.Context) error
+	period time.Duration
+
+	mu  sync.Mutex
+	at  time.Time
+	err error
+}
+
+func (c *cachedCheck) run(ctx context.Context) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.at.IsZero() || time.Since(c.at) >= c.period {
+		c.err = c.check(context.WithoutCancel(ctx))
+		c.at = time.Now()
+	}
+	return c.err
 }
 
 func listen(addr string) (net.Listener, error) {

@@ -587,3 +587,94 @@ func logLinesSince(t *testing.T, p *controllerProcess, offset int64) []string {
 	}
 	return strings.Split(strings.TrimSpace(string(data[offset:])), "\n")
 }
+
+// TestAPIServerOutageWithLeaderElection stops kube-apiserver for 30 s in the
+// middle of a burst while the controller runs as in a cluster, with leader
+// election. The leader cannot renew its lease, so it stops writing and exits
+// 1 after the renew deadline; the test then restarts it at once, as the
+// kubelet restarts the container, and measures how long everything takes to
+// converge once the API server is back.
+func TestAPIServerOutageWithLeaderElection(t *testing.T) {
+	ns := newNamespace(t)
+	const n = 200
+	withoutSharedController(t)
+	args := []string{"--kubeconfig=" + env.kubeconfig, "--leader-elect=true", "--leader-elect-resource-namespace=" + ns, "--namespace=" + ns}
+	p, err := startControllerWith("outage-leader", nil, nil, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.stop(syscall.SIGKILL, 5*time.Second)
+	waitLeader(t, p)
+	pid, argv, dir := apiServerProcess(t)
+	created := make(chan struct{})
+	go func() {
+		defer close(created)
+		createMany(t, ns, "o", n, 8)
+	}()
+	eventually(t, timeout, "some DeployObjects Ready before the outage", func() (bool, string, error) {
+		list, err := env.client.AppV1().DeployObjects(ns).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false, "", err
+		}
+		return len(list.Items) >= n/4, fmt.Sprintf("%d created", len(list.Items)), nil
+	})
+
+	if err := syscall.Kill(pid, syscall.SIGTERM); err != nil {
+		t.Fatalf("stopping kube-apiserver: %v", err)
+	}
+	down := time.Now()
+	restarted := false
+	t.Cleanup(func() {
+		if !restarted {
+			restartAPIServer(t, argv, dir)
+		}
+	})
+	select {
+	case <-p.done:
+	case <-time.After(25 * time.Second):
+		t.Fatalf("the leader still runs %s into the outage, past the renew deadline (10s)", time.Since(down).Round(time.Second))
+	}
+	exited := time.Since(down)
+	var exitErr *exec.ExitError
+	if !errors.As(p.exitErr, &exitErr) || exitErr.ExitCode() != 1 {
+		t.Errorf("the leader exited with %v, want exit code 1", p.exitErr)
+	}
+	log, err := os.ReadFile(p.logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, after, found := strings.Cut(string(log), "Lost the leader lease")
+	if !found {
+		t.Fatalf("no \"Lost the leader lease\" in the leader's log:\n%s", p.logTail(30))
+	}
+	for _, line := range strings.Split(after, "\n") {
+		if strings.Contains(line, "Wrote status") || strings.Contains(line, "Starting workers") {
+			t.Errorf("the leader went on working after losing the lease: %s", line)
+		}
+	}
+
+	// The kubelet restarts a container that exited at once the first time.
+	p, err = launchController("outage-restarted", nil, nil, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.stop(syscall.SIGKILL, 5*time.Second)
+	time.Sleep(30*time.Second - time.Since(down))
+	restartAPIServer(t, argv, dir)
+	restarted = true
+	back := time.Now()
+	if err := p.waitReady(timeout); err != nil {
+		t.Fatalf("the restarted controller: %v\n%s", err, p.logTail(30))
+	}
+	waitLeader(t, p)
+	leading := time.Since(back)
+	<-created
+	waitAllReady(t, ns, n, 3*timeout)
+	converged := time.Since(back)
+	checkExactChildren(t, ns)
+	if err := p.stop(syscall.SIGTERM, 30*time.Second); err != nil {
+		t.Errorf("SIGTERM after the outage: %v", err)
+	}
+	t.Logf("FIGURE API server outage with leader election: leader exited 1 %.1fs into the outage; after the API server came back (down 30s) the restarted replica led after %.1fs and all %d DeployObjects were Ready after %.1fs",
+		exited.Seconds(), leading.Seconds(), n, converged.Seconds())
+}

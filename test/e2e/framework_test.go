@@ -148,6 +148,20 @@ func startController(name string, args ...string) (*controllerProcess, error) {
 // command line) with extra environment variables and args, without adding
 // --kubeconfig.
 func startControllerWith(name string, wrap, environ []string, args ...string) (*controllerProcess, error) {
+	p, err := launchController(name, wrap, environ, args...)
+	if err != nil {
+		return nil, err
+	}
+	if err := p.waitReady(60 * time.Second); err != nil {
+		_ = p.stop(syscall.SIGKILL, 5*time.Second)
+		return nil, fmt.Errorf("controller %s did not become ready: %w\n%s", name, err, p.logTail(30))
+	}
+	return p, nil
+}
+
+// launchController starts the binary as startControllerWith does, without
+// waiting for it to be ready.
+func launchController(name string, wrap, environ []string, args ...string) (*controllerProcess, error) {
 	metrics, err := freePort()
 	if err != nil {
 		return nil, err
@@ -183,10 +197,6 @@ func startControllerWith(name string, wrap, environ []string, args ...string) (*
 		logFile.Close()
 		close(p.done)
 	}()
-	if err := p.waitReady(60 * time.Second); err != nil {
-		_ = p.stop(syscall.SIGKILL, 5*time.Second)
-		return nil, fmt.Errorf("controller %s did not become ready: %w\n%s", name, err, p.logTail(30))
-	}
 	return p, nil
 }
 

@@ -277,3 +277,56 @@ func TestMetricsAndProbes(t *testing.T) {
 		}
 	}
 }
+
+// TestShutdownUnderBacklog stops a leader with SIGTERM while it works
+// through a backlog far longer than the grace period, one sync at a time on
+// a slow client. It must start no new sync, exit 0 soon, and release the
+// lease.
+func TestShutdownUnderBacklog(t *testing.T) {
+	ns := newNamespace(t)
+	const n = 300
+	withoutSharedController(t)
+	createMany(t, ns, "b", n, 8)
+	p, err := startController("backlog", "--leader-elect=true", "--leader-elect-resource-namespace="+ns, "--namespace="+ns,
+		"--workers=1", "--kube-api-qps=20", "--kube-api-burst=1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.stop(syscall.SIGKILL, 5*time.Second)
+	eventually(t, timeout, "the first syncs", func() (bool, string, error) {
+		v, err := p.metric("deployobject_reconcile_total")
+		return v >= 5, fmt.Sprint(v), err
+	})
+	synced, _ := p.metric("deployobject_reconcile_total")
+
+	signalled := time.Now()
+	if err := p.stop(syscall.SIGTERM, 30*time.Second); err != nil {
+		t.Errorf("SIGTERM: the controller did not exit 0: %v", err)
+	}
+	exited := time.Since(signalled)
+	writes := 0
+	for _, w := range []struct{ resource, verb string }{
+		{"deployments", "create"}, {"deployments", "update"}, {"services", "create"}, {"services", "update"}, {"services", "delete"}, {"deployobjects", "patch"},
+	} {
+		for _, c := range controllerWrites(t, ns, w.resource, w.verb, signalled) {
+			writes += c
+		}
+	}
+	// The one sync in flight makes at most a Deployment, a Service and a
+	// status write.
+	if writes > 3 {
+		t.Errorf("%d writes after SIGTERM, want at most the 3 of the one sync in flight: queued keys were still synced", writes)
+	}
+	if exited > 5*time.Second {
+		t.Errorf("exited %s after SIGTERM, want within 5s: one sync at 20 QPS takes well under a second", exited.Round(100*time.Millisecond))
+	}
+	lease, err := env.kube.CoordinationV1().Leases(ns).Get(ctx, "deployobject-controller", metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("reading the Lease: %v", err)
+	}
+	if lease.Spec.HolderIdentity != nil && *lease.Spec.HolderIdentity != "" {
+		t.Errorf("the Lease is still held by %q after SIGTERM", *lease.Spec.HolderIdentity)
+	}
+	t.Logf("FIGURE shutdown under a backlog of %d (1 worker, 20 QPS, %v synced): exited 0 %.2fs after SIGTERM, %d writes after it, lease released",
+		n, synced, exited.Seconds(), writes)
+}
