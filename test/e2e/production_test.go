@@ -139,6 +139,8 @@ func TestServiceAccountPermissions(t *testing.T) {
 	}{
 		{[]string{"list", "deployobjects.app.deployobject.dev", "-A"}, "yes"},
 		{[]string{"patch", "deployobjects.app.deployobject.dev", "--subresource=status", "-n", "default"}, "yes"},
+		{[]string{"update", "deployobjects.app.deployobject.dev", "--subresource=finalizers", "-n", "default"}, "yes"},
+		{[]string{"patch", "deployobjects.app.deployobject.dev", "--subresource=finalizers", "-n", "default"}, "no"},
 		{[]string{"update", "deployments.apps", "-n", "default"}, "yes"},
 		{[]string{"delete", "services", "-n", "default"}, "yes"},
 		{[]string{"create", "events", "-n", "default"}, "yes"},
