@@ -3,6 +3,8 @@
 package e2e
 
 import (
+	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -14,19 +16,15 @@ import (
 	"k8s.io/client-go/rest"
 
 	appv1 "deployobject.dev/controller/pkg/apis/app/v1"
+	clientset "deployobject.dev/controller/pkg/generated/clientset/versioned"
 )
 
-// impersonating returns a client that acts as user, for checks of what RBAC
-// lets a person do.
-func impersonating(t *testing.T, user string) kubernetes.Interface {
-	t.Helper()
+// impersonating returns a client configuration that acts as user, for checks
+// of what RBAC lets a person do.
+func impersonating(user string) *rest.Config {
 	cfg := rest.CopyConfig(env.cfg)
 	cfg.Impersonate = rest.ImpersonationConfig{UserName: user}
-	c, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
+	return cfg
 }
 
 // bindRole binds the Role or ClusterRole (kind) role to user in namespace ns.
@@ -60,7 +58,7 @@ func TestOwnerReferencesPermissionEnforcement(t *testing.T) {
 		t.Fatal(err)
 	}
 	bindRole(t, ns, user, "Role", role.Name)
-	as := impersonating(t, user)
+	as := kubernetes.NewForConfigOrDie(impersonating(user))
 	ref := metav1.NewControllerRef(owner, appv1.SchemeGroupVersion.WithKind("DeployObject"))
 	cm := func(name string, block bool) *corev1.ConfigMap {
 		r := *ref
@@ -76,5 +74,125 @@ func TestOwnerReferencesPermissionEnforcement(t *testing.T) {
 	_, err := as.CoreV1().ConfigMaps(ns).Create(ctx, cm("blocking", true), metav1.CreateOptions{})
 	if !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), "blockOwnerDeletion") {
 		t.Fatalf("creating an object with blockOwnerDeletion without update on deployobjects/finalizers: %v; want Forbidden by OwnerReferencesPermissionEnforcement", err)
+	}
+}
+
+// TestUserRolesAggregateIntoBuiltInRoles checks deploy/'s deployobject-editor
+// and deployobject-viewer through the built-in roles they aggregate into: a
+// user bound to edit manages DeployObjects, one bound to view only reads
+// them.
+func TestUserRolesAggregateIntoBuiltInRoles(t *testing.T) {
+	if out, err := kubectl("apply", "-k", filepath.Join(env.repoRoot, "deploy")); err != nil {
+		t.Fatalf("kubectl apply -k deploy/: %v\n%s", err, out)
+	}
+	ns := newNamespace(t)
+	const editor, viewer = "e2e-editor", "e2e-viewer"
+	bindRole(t, ns, editor, "ClusterRole", "edit")
+	bindRole(t, ns, viewer, "ClusterRole", "view")
+	for _, tc := range []struct {
+		user string
+		args []string
+		want string
+	}{
+		{editor, []string{"create", "deployobjects.app.deployobject.dev"}, "yes"},
+		{editor, []string{"update", "deployobjects.app.deployobject.dev"}, "yes"},
+		{editor, []string{"delete", "deployobjects.app.deployobject.dev"}, "yes"},
+		{editor, []string{"patch", "deployobjects.app.deployobject.dev", "--subresource=scale"}, "yes"},
+		{editor, []string{"patch", "deployobjects.app.deployobject.dev", "--subresource=status"}, "no"},
+		{viewer, []string{"get", "deployobjects.app.deployobject.dev"}, "yes"},
+		{viewer, []string{"list", "deployobjects.app.deployobject.dev"}, "yes"},
+		{viewer, []string{"watch", "deployobjects.app.deployobject.dev"}, "yes"},
+		{viewer, []string{"get", "deployobjects.app.deployobject.dev", "--subresource=status"}, "yes"},
+		{viewer, []string{"create", "deployobjects.app.deployobject.dev"}, "no"},
+		{viewer, []string{"update", "deployobjects.app.deployobject.dev"}, "no"},
+		{viewer, []string{"patch", "deployobjects.app.deployobject.dev", "--subresource=scale"}, "no"},
+	} {
+		what := tc.user + " can-i " + strings.Join(tc.args, " ")
+		// The aggregation controller copies the rules into the built-in
+		// roles shortly after deploy/ is applied.
+		eventually(t, timeout, what+" = "+tc.want, func() (bool, string, error) {
+			out, _ := kubectl(append([]string{"auth", "can-i", "-n", ns, "--as=" + tc.user}, tc.args...)...)
+			lines := strings.Split(strings.TrimSpace(out), "\n")
+			got := lines[len(lines)-1]
+			return got == tc.want, got, nil
+		})
+	}
+
+	// The real requests, not only the authorizer's answer.
+	asEditor := clientset.NewForConfigOrDie(impersonating(editor)).AppV1().DeployObjects(ns)
+	d, err := asEditor.Create(ctx, newDO(ns, "by-editor"), metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("the user bound to edit could not create a DeployObject: %v", err)
+	}
+	// The controller's status writes race with the update: retry conflicts.
+	for i := 0; ; i++ {
+		d.Spec.Image = "nginx:1.28"
+		if _, err = asEditor.Update(ctx, d, metav1.UpdateOptions{}); !apierrors.IsConflict(err) || i == 10 {
+			break
+		}
+		if d, err = asEditor.Get(ctx, d.Name, metav1.GetOptions{}); err != nil {
+			break
+		}
+	}
+	if err != nil {
+		t.Errorf("the user bound to edit could not update a DeployObject: %v", err)
+	}
+	asViewer := clientset.NewForConfigOrDie(impersonating(viewer))
+	if _, err := asViewer.AppV1().DeployObjects(ns).Get(ctx, "by-editor", metav1.GetOptions{}); err != nil {
+		t.Errorf("the user bound to view could not read a DeployObject: %v", err)
+	}
+	if _, err := asViewer.AppV1().DeployObjects(ns).Create(ctx, newDO(ns, "by-viewer"), metav1.CreateOptions{}); !apierrors.IsForbidden(err) {
+		t.Errorf("the user bound to view creating a DeployObject: %v, want Forbidden", err)
+	}
+}
+
+// TestExamplePolicyRestrictsDeployObjects applies the example
+// ValidatingAdmissionPolicy and checks it in a namespace that opts in:
+// LoadBalancer Services and images outside the allowed prefix are rejected
+// with the policy's message, a compliant DeployObject is admitted, and
+// namespaces without the label are not affected.
+func TestExamplePolicyRestrictsDeployObjects(t *testing.T) {
+	dir := filepath.Join(env.repoRoot, "example", "policy")
+	if out, err := kubectl("apply", "-f", dir); err != nil {
+		t.Fatalf("kubectl apply -f example/policy/: %v\n%s", err, out)
+	}
+	t.Cleanup(func() {
+		if out, err := kubectl("delete", "-f", dir); err != nil {
+			t.Errorf("removing the example policy: %v\n%s", err, out)
+		}
+	})
+	restricted, open := newNamespace(t), newNamespace(t)
+	if out, err := kubectl("label", "namespace", restricted, "deployobject.dev/restricted=true"); err != nil {
+		t.Fatalf("labelling the namespace: %v\n%s", err, out)
+	}
+	dryRun := metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}}
+	createErr := func(d *appv1.DeployObject) error {
+		_, err := env.client.AppV1().DeployObjects(d.Namespace).Create(ctx, d, dryRun)
+		return err
+	}
+	allowed := func(d *appv1.DeployObject) { d.Spec.Image = "registry.example.com/team/web:1.0" }
+	for _, tc := range []struct {
+		name   string
+		mutate func(*appv1.DeployObject)
+		want   string
+	}{
+		{"load-balancer", func(d *appv1.DeployObject) { allowed(d); d.Spec.ServiceType = appv1.ServiceTypeLoadBalancer },
+			"spec.serviceType LoadBalancer is not allowed in this namespace: only ClusterIP"},
+		{"node-port", func(d *appv1.DeployObject) { allowed(d); d.Spec.ServiceType = appv1.ServiceTypeNodePort },
+			"spec.serviceType NodePort is not allowed in this namespace: only ClusterIP"},
+		{"foreign-image", func(d *appv1.DeployObject) {},
+			"spec.image nginx:1.27 is not allowed in this namespace: images must start with registry.example.com/"},
+	} {
+		// The API server picks the policy up shortly after it is written.
+		eventually(t, timeout, tc.name+" to be rejected by the policy", func() (bool, string, error) {
+			err := createErr(newDO(restricted, tc.name, tc.mutate))
+			return apierrors.IsForbidden(err) && strings.Contains(err.Error(), tc.want), fmt.Sprint(err), nil
+		})
+		if err := createErr(newDO(open, tc.name, tc.mutate)); err != nil {
+			t.Errorf("%s in a namespace without the label: %v, want admitted", tc.name, err)
+		}
+	}
+	if err := createErr(newDO(restricted, "compliant", allowed)); err != nil {
+		t.Errorf("a compliant DeployObject was rejected: %v", err)
 	}
 }
