@@ -135,7 +135,11 @@ func run(ctx context.Context, opts *options) error {
 	apiServerReady := func(ctx context.Context) error {
 		return kubeClient.Discovery().RESTClient().Get().AbsPath("/readyz").Do(ctx).Error()
 	}
-	servers, err := startServers(ctx, opts, registry, elector, controller.cachesSynced, apiServerReady)
+	secure, err := newSecureMetrics(opts, kubeClient)
+	if err != nil {
+		return err
+	}
+	servers, err := startServers(ctx, opts, registry, secure, elector, controller.cachesSynced, apiServerReady)
 	if err != nil {
 		return err
 	}

@@ -4,16 +4,22 @@ package e2e
 
 import (
 	"fmt"
+	"io"
+	"net/http"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
+	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
 
 	appv1 "deployobject.dev/controller/pkg/apis/app/v1"
 	clientset "deployobject.dev/controller/pkg/generated/clientset/versioned"
@@ -194,5 +200,92 @@ func TestExamplePolicyRestrictsDeployObjects(t *testing.T) {
 	}
 	if err := createErr(newDO(restricted, "compliant", allowed)); err != nil {
 		t.Errorf("a compliant DeployObject was rejected: %v", err)
+	}
+}
+
+// metricsToken creates the ServiceAccount name in ns and returns a token of
+// it; with reader, the ServiceAccount is bound to deploy/'s
+// deployobject-metrics-reader, and metricsToken waits until RBAC lets it
+// read /metrics (the controller caches a denial for 30 s).
+func metricsToken(t *testing.T, ns, name string, reader bool) string {
+	t.Helper()
+	sa, err := env.kube.CoreV1().ServiceAccounts(ns).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	user := "system:serviceaccount:" + ns + ":" + sa.Name
+	if reader {
+		crb := &rbacv1.ClusterRoleBinding{
+			ObjectMeta: metav1.ObjectMeta{Name: ns + "-" + name},
+			Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: name, Namespace: ns}},
+			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "deployobject-metrics-reader"},
+		}
+		if _, err := env.kube.RbacV1().ClusterRoleBindings().Create(ctx, crb, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = env.kube.RbacV1().ClusterRoleBindings().Delete(ctx, crb.Name, metav1.DeleteOptions{}) })
+		eventually(t, timeout, user+" may get /metrics", func() (bool, string, error) {
+			out, _ := kubectl("auth", "can-i", "get", "/metrics", "--as="+user)
+			return strings.HasSuffix(strings.TrimSpace(out), "yes"), out, nil
+		})
+	}
+	tok, err := env.kube.CoreV1().ServiceAccounts(ns).CreateToken(ctx, name,
+		&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To[int64](3600)}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("requesting a token for %s: %v", user, err)
+	}
+	return tok.Status.Token
+}
+
+// TestMetricsRequireAuthorization runs a controller with --metrics-secure=true,
+// as deploy/ does: /metrics is served over HTTPS, to a token whose identity
+// holds deployobject-metrics-reader, and the probes stay open.
+func TestMetricsRequireAuthorization(t *testing.T) {
+	if out, err := kubectl("apply", "-k", filepath.Join(env.repoRoot, "deploy")); err != nil {
+		t.Fatalf("kubectl apply -k deploy/: %v\n%s", err, out)
+	}
+	// The controller watches an empty namespace, so that it does not
+	// reconcile alongside the shared one.
+	ns := newNamespace(t)
+	reader := metricsToken(t, ns, "scraper", true)
+	stranger := metricsToken(t, ns, "stranger", false)
+	p, err := startController("secure-metrics", "--metrics-secure=true", "--namespace="+ns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.stop(syscall.SIGKILL, 5*time.Second)
+	for _, tc := range []struct {
+		name, token string
+		want        int
+	}{
+		{"no token", "", http.StatusUnauthorized},
+		{"a forged token", "not-a-token", http.StatusUnauthorized},
+		{"a ServiceAccount without the ClusterRole", stranger, http.StatusForbidden},
+		{"a ServiceAccount bound to deployobject-metrics-reader", reader, http.StatusOK},
+	} {
+		resp, err := p.getMetrics("/metrics", tc.token)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != tc.want {
+			t.Errorf("%s: GET /metrics = %d, want %d\n%.300s", tc.name, resp.StatusCode, tc.want, body)
+		}
+		if tc.want == http.StatusOK && !strings.Contains(string(body), "deployobject_controller_leader") {
+			t.Errorf("%s: the body is not the metrics:\n%.300s", tc.name, body)
+		}
+	}
+	// Tokens must not travel in clear text: the port speaks only TLS.
+	if resp, err := http.Get("http://" + p.metricsAddr + "/metrics"); err == nil {
+		resp.Body.Close()
+		if resp.StatusCode == http.StatusOK {
+			t.Error("plain HTTP to the metrics port answered 200")
+		}
+	}
+	for _, path := range []string{"/healthz", "/readyz"} {
+		if code := probe(p.healthAddr + path); code != http.StatusOK {
+			t.Errorf("%s without credentials = %d, want 200", path, code)
+		}
 	}
 }
