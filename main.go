@@ -145,7 +145,11 @@ func run(ctx context.Context, opts *options) error {
 	if err != nil {
 		return err
 	}
-	servers, err := startServers(ctx, opts, registry, elector, controller.cachesSynced, apiServerReady)
+	secure, err := newSecureMetrics(opts, kubeClient)
+	if err != nil {
+		return err
+	}
+	servers, err := startServers(ctx, opts, registry, secure, elector, controller.cachesSynced, apiServerReady)
 	if err != nil {
 		return err
 	}

@@ -26,10 +26,14 @@ type options struct {
 	leaseNamespace string
 	leaseName      string
 
-	metricsAddr   string
-	profiling     bool
-	healthAddr    string
-	shutdownGrace time.Duration
+	metricsAddr     string
+	metricsSecure   bool
+	metricsCertPath string
+	metricsCertName string
+	metricsCertKey  string
+	profiling       bool
+	healthAddr      string
+	shutdownGrace   time.Duration
 }
 
 func newOptions(fs *flag.FlagSet) *options {
@@ -53,6 +57,10 @@ func newOptions(fs *flag.FlagSet) *options {
 	fs.StringVar(&o.leaseName, "leader-elect-resource-name", controllerName, "Name of the Lease.")
 
 	fs.StringVar(&o.metricsAddr, "metrics-bind-address", ":8080", "Address of the Prometheus /metrics endpoint; \"0\" disables it.")
+	fs.BoolVar(&o.metricsSecure, "metrics-secure", true, "Serve the metrics address over HTTPS, to clients whose bearer token may get the path (/metrics, /debug/pprof/...) by a SubjectAccessReview. false serves plain HTTP to anyone.")
+	fs.StringVar(&o.metricsCertPath, "metrics-cert-path", "", "Directory holding the metrics server's certificate and key, re-read when they change. Empty generates a self-signed certificate at start.")
+	fs.StringVar(&o.metricsCertName, "metrics-cert-name", "tls.crt", "File name of the metrics server's certificate in --metrics-cert-path.")
+	fs.StringVar(&o.metricsCertKey, "metrics-cert-key", "tls.key", "File name of the metrics server's private key in --metrics-cert-path.")
 	fs.BoolVar(&o.profiling, "profiling", false, "Serve Go's pprof profiles under /debug/pprof/ on the metrics address.")
 	fs.StringVar(&o.healthAddr, "health-probe-bind-address", ":8081", "Address of /healthz and /readyz; \"0\" disables them.")
 	fs.DurationVar(&o.shutdownGrace, "shutdown-grace-period", 10*time.Second, "On SIGTERM, no new sync starts; this is how long syncs in flight may take to finish before they are cancelled, and then the lease is released. Losing the lease cancels them at once.")
@@ -72,6 +80,9 @@ func (o *options) validate() error {
 	}
 	if o.renewDeadline >= o.leaseDuration || o.retryPeriod <= 0 || o.retryPeriod >= o.renewDeadline {
 		errs = append(errs, errors.New("need 0 < --leader-elect-retry-period < --leader-elect-renew-deadline < --leader-elect-lease-duration"))
+	}
+	if o.metricsCertPath != "" && !o.metricsSecure {
+		errs = append(errs, errors.New("--metrics-cert-path needs --metrics-secure"))
 	}
 	if o.leaseName == "" {
 		errs = append(errs, errors.New("--leader-elect-resource-name must not be empty"))

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -21,20 +22,25 @@ type servers struct {
 	list []*http.Server
 }
 
-func startServers(ctx context.Context, opts *options, registry *prometheus.Registry, le *leaderElection, synced []cache.InformerSynced, apiServerReady func(context.Context) error) (*servers, error) {
+func startServers(ctx context.Context, opts *options, registry *prometheus.Registry, secure *secureMetrics, le *leaderElection, synced []cache.InformerSynced, apiServerReady func(context.Context) error) (*servers, error) {
 	s := &servers{}
+	logger := klog.FromContext(ctx)
 	if opts.metricsAddr != "0" {
-		s.list = append(s.list, &http.Server{Addr: opts.metricsAddr, Handler: metricsHandler(registry, opts.profiling), ReadHeaderTimeout: 5 * time.Second})
+		srv := &http.Server{Addr: opts.metricsAddr, Handler: metricsHandler(registry, opts.profiling), ReadHeaderTimeout: 5 * time.Second}
+		secure.protect(logger, srv)
+		s.list = append(s.list, srv)
 	}
 	if opts.healthAddr != "0" {
 		s.list = append(s.list, &http.Server{Addr: opts.healthAddr, Handler: healthHandler(le, synced, apiServerReady), ReadHeaderTimeout: 5 * time.Second})
 	}
-	logger := klog.FromContext(ctx)
 	for _, srv := range s.list {
 		ln, err := listen(srv.Addr)
 		if err != nil {
 			s.shutdown(logger)
 			return nil, err
+		}
+		if srv.TLSConfig != nil {
+			ln = tls.NewListener(ln, srv.TLSConfig)
 		}
 		logger.Info("Serving", "address", ln.Addr().String())
 		go func() {

@@ -199,6 +199,9 @@ up() {
 		# kubeconfig is ${KWOK_DIR}/clusters/NAME/kubeconfig.yaml.
 		# --disable-qps-limits: kube-controller-manager's default client limit
 		# (20/s) would otherwise dominate the time to roll out Deployments.
+		# OwnerReferencesPermissionEnforcement: on in several managed and
+		# enterprise distributions, so the e2e suite proves the deploy/ RBAC
+		# under it (kube-apiserver adds it to its default plugins).
 		# leader-elect=false: one replica of each component, and with a lease
 		# they exit (nothing restarts them) when the API server is away for
 		# longer than the lease, which the fault tests do on purpose.
@@ -213,6 +216,7 @@ up() {
 			--kwok-controller-binary "${KWOK_BIN_DIR}/kwok" \
 			--kube-audit-policy "${AUDIT_POLICY}" \
 			--extra-args "kube-apiserver=service-cluster-ip-range=10.96.0.0/16" \
+			--extra-args "kube-apiserver=enable-admission-plugins=OwnerReferencesPermissionEnforcement" \
 			--disable-qps-limits \
 			--extra-args "kube-controller-manager=leader-elect=false" \
 			--extra-args "kube-scheduler=leader-elect=false" \

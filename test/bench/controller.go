@@ -17,7 +17,7 @@ import (
 
 // harnessFlags are added to every controller run; they only expose what the
 // benchmark reads and do not change the controller's behaviour.
-var harnessFlags = []string{"--kubeconfig", "--metrics-bind-address", "--health-probe-bind-address", "--profiling"}
+var harnessFlags = []string{"--kubeconfig", "--metrics-bind-address", "--metrics-secure", "--health-probe-bind-address", "--profiling"}
 
 // httpClient talks to the controller's metrics and probe servers. Scraping a
 // controller that holds tens of thousands of objects under load can be slow,
@@ -67,6 +67,7 @@ func (b *bench) startController(label string, stepFlags ...string) (*controller,
 	args := append([]string{
 		"--kubeconfig=" + b.opts.kubeconfig,
 		"--metrics-bind-address=" + metricsAddr,
+		"--metrics-secure=false",
 		"--health-probe-bind-address=" + healthAddr,
 		"--profiling",
 	}, c.flags...)

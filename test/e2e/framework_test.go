@@ -12,6 +12,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"fmt"
 	"net"
@@ -19,6 +20,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -134,8 +136,13 @@ type controllerProcess struct {
 	logPath     string
 	metricsAddr string
 	healthAddr  string
-	done        chan struct{}
-	exitErr     error
+	// metricsURL is https:// when the process runs with
+	// --metrics-secure=true, and http:// otherwise; scrapes then send
+	// metricsToken.
+	metricsURL   string
+	metricsToken string
+	done         chan struct{}
+	exitErr      error
 }
 
 // startController starts the controller binary with --kubeconfig and free
@@ -174,14 +181,20 @@ func launchController(name string, wrap, environ []string, args ...string) (*con
 		name:        name,
 		metricsAddr: metrics,
 		healthAddr:  health,
+		metricsURL:  "http://" + metrics,
 		done:        make(chan struct{}),
+	}
+	if slices.Contains(args, "--metrics-secure=true") {
+		p.metricsURL = "https://" + metrics
 	}
 	logFile, err := os.CreateTemp("", "deployobject-controller-"+name+"-*.log")
 	if err != nil {
 		return nil, err
 	}
 	p.logPath = logFile.Name()
-	all := append([]string{"--metrics-bind-address=" + metrics, "--health-probe-bind-address=" + health, "-v=2"}, args...)
+	// Most tests scrape metrics without credentials; those that test the
+	// secure metrics server pass --metrics-secure=true.
+	all := append([]string{"--metrics-bind-address=" + metrics, "--metrics-secure=false", "--health-probe-bind-address=" + health, "-v=2"}, args...)
 	argv := append(append([]string{}, wrap...), env.controller)
 	argv = append(argv, all...)
 	p.cmd = exec.Command(argv[0], argv[1:]...)
@@ -256,11 +269,14 @@ func (p *controllerProcess) logTail(n int) string {
 // metric returns the sum of the samples of a metric whose labels contain
 // every one of match (as `key="value"`), from the controller's /metrics.
 func (p *controllerProcess) metric(name string, match ...string) (float64, error) {
-	resp, err := http.Get("http://" + p.metricsAddr + "/metrics")
+	resp, err := p.getMetrics("/metrics", p.metricsToken)
 	if err != nil {
 		return 0, err
 	}
 	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return 0, fmt.Errorf("GET /metrics: %s", resp.Status)
+	}
 	var sum float64
 	sc := bufio.NewScanner(resp.Body)
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
@@ -285,6 +301,26 @@ func (p *controllerProcess) metric(name string, match ...string) (float64, error
 		sum += v
 	}
 	return sum, sc.Err()
+}
+
+// metricsClient skips verification of the self-signed certificate the
+// controller generates.
+var metricsClient = &http.Client{
+	Timeout:   30 * time.Second,
+	Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}},
+}
+
+// getMetrics GETs path from the metrics server, with token as a bearer token
+// unless it is empty.
+func (p *controllerProcess) getMetrics(path, token string) (*http.Response, error) {
+	req, err := http.NewRequest(http.MethodGet, p.metricsURL+path, nil)
+	if err != nil {
+		return nil, err
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	return metricsClient.Do(req)
 }
 
 // writes is the number of write requests the controller has made, by HTTP

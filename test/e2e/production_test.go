@@ -68,6 +68,11 @@ func TestInClusterUnderDeployRBAC(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	// Metrics are served as deploy/ serves them, which needs the
+	// controller's ServiceAccount to create TokenReviews and
+	// SubjectAccessReviews.
+	scraper := metricsToken(t, newNamespace(t), "scraper", true)
+
 	withoutSharedController(t)
 	// A private mount namespace with a tmpfs over /run (/var/run links to
 	// it) gives the process /var/run/secrets/kubernetes.io/serviceaccount
@@ -76,10 +81,12 @@ func TestInClusterUnderDeployRBAC(t *testing.T) {
 	wrap := []string{"unshare", "--mount", "--propagation", "private", "--", "sh", "-c",
 		`mount -t tmpfs tmpfs /run && mkdir -p ` + sa + ` && cp "$SA_SOURCE"/* ` + sa + `/ && exec "$@"`, "sh"}
 	p, err := startControllerWith("incluster", wrap,
-		[]string{"KUBERNETES_SERVICE_HOST=" + u.Hostname(), "KUBERNETES_SERVICE_PORT=" + u.Port(), "SA_SOURCE=" + secrets})
+		[]string{"KUBERNETES_SERVICE_HOST=" + u.Hostname(), "KUBERNETES_SERVICE_PORT=" + u.Port(), "SA_SOURCE=" + secrets},
+		"--metrics-secure=true")
 	if err != nil {
 		t.Fatal(err)
 	}
+	p.metricsToken = scraper
 	defer func() {
 		if t.Failed() {
 			t.Logf("--- in-cluster controller log:\n%s", p.logTail(60))
@@ -139,10 +146,15 @@ func TestServiceAccountPermissions(t *testing.T) {
 	}{
 		{[]string{"list", "deployobjects.app.deployobject.dev", "-A"}, "yes"},
 		{[]string{"patch", "deployobjects.app.deployobject.dev", "--subresource=status", "-n", "default"}, "yes"},
+		{[]string{"update", "deployobjects.app.deployobject.dev", "--subresource=finalizers", "-n", "default"}, "yes"},
+		{[]string{"patch", "deployobjects.app.deployobject.dev", "--subresource=finalizers", "-n", "default"}, "no"},
 		{[]string{"update", "deployments.apps", "-n", "default"}, "yes"},
 		{[]string{"delete", "services", "-n", "default"}, "yes"},
 		{[]string{"create", "events", "-n", "default"}, "yes"},
 		{[]string{"update", "leases.coordination.k8s.io/deployobject-controller", "-n", systemNamespace}, "yes"},
+		{[]string{"create", "tokenreviews.authentication.k8s.io"}, "yes"},
+		{[]string{"create", "subjectaccessreviews.authorization.k8s.io"}, "yes"},
+		{[]string{"get", "/metrics"}, "no"},
 		{[]string{"get", "secrets", "-A"}, "no"},
 		{[]string{"list", "secrets", "-n", systemNamespace}, "no"},
 		{[]string{"watch", "secrets", "-A"}, "no"},
