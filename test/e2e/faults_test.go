@@ -263,31 +263,8 @@ func TestConflictingWriters(t *testing.T) {
 func TestAPIServerRestart(t *testing.T) {
 	ns := newNamespace(t)
 	const n = 200
-	pid, argv, dir := apiServerProcess(t)
-	created := make(chan struct{})
-	go func() {
-		defer close(created)
-		createMany(t, ns, "r", n, 8)
-	}()
-	eventually(t, timeout, "some DeployObjects Ready before the outage", func() (bool, string, error) {
-		list, err := env.client.AppV1().DeployObjects(ns).List(ctx, metav1.ListOptions{})
-		if err != nil {
-			return false, "", err
-		}
-		return len(list.Items) >= n/4, fmt.Sprintf("%d created", len(list.Items)), nil
-	})
-
-	if err := syscall.Kill(pid, syscall.SIGTERM); err != nil {
-		t.Fatalf("stopping kube-apiserver: %v", err)
-	}
-	down := time.Now()
-	restarted := false
-	t.Cleanup(func() {
-		// Later tests need the API server, whatever happened here.
-		if !restarted {
-			restartAPIServer(t, argv, dir)
-		}
-	})
+	_, _, dir := apiServerProcess(t)
+	down, created, restart := apiServerOutage(t, ns, "r", n)
 	eventually(t, 20*time.Second, "/readyz to report the outage", func() (bool, string, error) {
 		code := probe(shared.healthAddr + "/readyz")
 		return code == http.StatusServiceUnavailable, fmt.Sprint(code), nil
@@ -298,8 +275,7 @@ func TestAPIServerRestart(t *testing.T) {
 		t.Fatalf("the controller exited while the API server was away: %v", shared.exitErr)
 	default:
 	}
-	restartAPIServer(t, argv, dir)
-	restarted = true
+	restart()
 	for _, component := range []string{"kube-controller-manager", "kube-scheduler", "kwok-controller"} {
 		if !componentRunning(dir, component) {
 			t.Fatalf("%s exited while the API server was away: the cluster cannot converge", component)
@@ -358,6 +334,36 @@ func componentRunning(dir, component string) bool {
 	}
 	pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
 	return err == nil && syscall.Kill(pid, 0) == nil
+}
+
+// apiServerOutage starts creating n DeployObjects named prefix-N in ns and
+// stops kube-apiserver once a quarter of them exist. It returns when the API
+// server went down, a channel closed when the creation is over, and a
+// function that starts the API server again; later tests need it, so the
+// test's cleanup restarts it if the test does not.
+func apiServerOutage(t *testing.T, ns, prefix string, n int) (time.Time, <-chan struct{}, func()) {
+	t.Helper()
+	pid, argv, dir := apiServerProcess(t)
+	created := make(chan struct{})
+	go func() {
+		defer close(created)
+		createMany(t, ns, prefix, n, 8)
+	}()
+	eventually(t, timeout, "some DeployObjects Ready before the outage", func() (bool, string, error) {
+		list, err := env.client.AppV1().DeployObjects(ns).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false, "", err
+		}
+		return len(list.Items) >= n/4, fmt.Sprintf("%d created", len(list.Items)), nil
+	})
+	if err := syscall.Kill(pid, syscall.SIGTERM); err != nil {
+		t.Fatalf("stopping kube-apiserver: %v", err)
+	}
+	down := time.Now()
+	var once sync.Once
+	restart := func() { once.Do(func() { restartAPIServer(t, argv, dir) }) }
+	t.Cleanup(restart)
+	return down, created, restart
 }
 
 // restartAPIServer starts kube-apiserver again as kwokctl did, detached, and
@@ -605,30 +611,7 @@ func TestAPIServerOutageWithLeaderElection(t *testing.T) {
 	}
 	defer p.stop(syscall.SIGKILL, 5*time.Second)
 	waitLeader(t, p)
-	pid, argv, dir := apiServerProcess(t)
-	created := make(chan struct{})
-	go func() {
-		defer close(created)
-		createMany(t, ns, "o", n, 8)
-	}()
-	eventually(t, timeout, "some DeployObjects Ready before the outage", func() (bool, string, error) {
-		list, err := env.client.AppV1().DeployObjects(ns).List(ctx, metav1.ListOptions{})
-		if err != nil {
-			return false, "", err
-		}
-		return len(list.Items) >= n/4, fmt.Sprintf("%d created", len(list.Items)), nil
-	})
-
-	if err := syscall.Kill(pid, syscall.SIGTERM); err != nil {
-		t.Fatalf("stopping kube-apiserver: %v", err)
-	}
-	down := time.Now()
-	restarted := false
-	t.Cleanup(func() {
-		if !restarted {
-			restartAPIServer(t, argv, dir)
-		}
-	})
+	down, created, restart := apiServerOutage(t, ns, "o", n)
 	select {
 	case <-p.done:
 	case <-time.After(25 * time.Second):
@@ -660,8 +643,7 @@ func TestAPIServerOutageWithLeaderElection(t *testing.T) {
 	}
 	defer p.stop(syscall.SIGKILL, 5*time.Second)
 	time.Sleep(30*time.Second - time.Since(down))
-	restartAPIServer(t, argv, dir)
-	restarted = true
+	restart()
 	back := time.Now()
 	if err := p.waitReady(timeout); err != nil {
 		t.Fatalf("the restarted controller: %v\n%s", err, p.logTail(30))
