@@ -113,6 +113,9 @@ func (c *Controller) syncChildren(ctx context.Context, dobj *appv1.DeployObject)
 	var actions []string
 	// blocked notes err as a problem of dobj, or returns it when it is not one.
 	blocked := func(err error) error {
+		if err == nil {
+			return nil
+		}
 		p := problemOf(err)
 		if p == nil {
 			return err
@@ -133,10 +136,8 @@ func (c *Controller) syncChildren(ctx context.Context, dobj *appv1.DeployObject)
 		merge:        mergeDeployment,
 		recheckOwner: recheckOwner,
 	})
-	if err != nil {
-		if err := blocked(err); err != nil {
-			return out, actions, err
-		}
+	if err := blocked(err); err != nil {
+		return out, actions, err
 	}
 	out.deployment = d
 	actions = appendAction(actions, action)
@@ -153,10 +154,8 @@ func (c *Controller) syncChildren(ctx context.Context, dobj *appv1.DeployObject)
 			merge:        mergeService,
 			recheckOwner: recheckOwner,
 		})
-		if err != nil {
-			if err := blocked(err); err != nil {
-				return out, actions, err
-			}
+		if err := blocked(err); err != nil {
+			return out, actions, err
 		}
 		out.service = s
 		return out, appendAction(actions, action), nil
