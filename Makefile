@@ -25,10 +25,15 @@ verify: ## Check that generated code is fresh, code is gofmt-ed and go vet passe
 	@out=$$(gofmt -l $(GOFILES)); if [[ -n "$$out" ]]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	go vet ./...
 	go vet -tags e2e ./test/e2e/
+	cd test/gitops && go vet ./...
 
 .PHONY: test-unit
 test-unit: ## Unit tests, with the race detector.
 	go test -race -count=1 ./...
+
+.PHONY: test-gitops
+test-gitops: ## The Argo CD health check and Flux's kstatus on the fixtures e2e captured (module test/gitops).
+	cd test/gitops && go test -count=1 ./...
 
 FUZZTIME ?= 10s
 .PHONY: test-fuzz
@@ -42,7 +47,7 @@ test-e2e: build ## End-to-end tests against a fresh local cluster, removed after
 	hack/e2e.sh
 
 .PHONY: test
-test: test-unit test-fuzz test-e2e ## Unit tests, short fuzzing, then end-to-end tests. What CI runs.
+test: test-unit test-gitops test-fuzz test-e2e ## Unit tests, GitOps health checks, short fuzzing, then end-to-end tests. What CI runs.
 
 .PHONY: run
 run: build ## Start the local cluster and run the controller against it.

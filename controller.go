@@ -55,6 +55,8 @@ type Controller struct {
 
 	// now is the clock for condition transition times; tests replace it.
 	now func() metav1.Time
+	// podSecurity is filled into every pod template (--pod-security-profile).
+	podSecurity podSecurityProfile
 	// shutdownGrace bounds how long syncs in flight at shutdown may take.
 	shutdownGrace time.Duration
 	// childBatchPeriod delays syncs caused by child events, so that the
@@ -94,6 +96,7 @@ func NewController(
 		written:       newWrittenStatuses(deployObjectInformer.Lister()),
 		now:           metav1.Now,
 		shutdownGrace: 10 * time.Second,
+		podSecurity:   profileNone,
 	}
 
 	logger := klog.FromContext(ctx)

@@ -2,11 +2,13 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -73,14 +75,25 @@ func newDeployObject(mutate ...func(*appv1.DeployObject)) *appv1.DeployObject {
 	for _, m := range mutate {
 		m(d)
 	}
+	// As if an earlier sync had brought the Deployment in line with the
+	// spec: tests of a spec change change the spec afterwards.
+	d.Status.DeploymentHash = mustHash(d)
 	return d
+}
+
+func mustHash(dobj *appv1.DeployObject) string {
+	hash, err := deploymentHash(desiredDeployment(dobj, profileNone))
+	if err != nil {
+		panic(err)
+	}
+	return hash
 }
 
 // liveDeployment is the Deployment of dobj as the API server would hold it
 // after creating it and rolling it out: desired plus server defaults and a
 // finished rollout status.
 func liveDeployment(dobj *appv1.DeployObject) *appsv1.Deployment {
-	d := desiredDeployment(dobj)
+	d := desiredDeployment(dobj, profileNone)
 	d.UID = "uid-deploy"
 	d.ResourceVersion = "20"
 	d.Generation = 1
@@ -115,7 +128,7 @@ func liveService(dobj *appv1.DeployObject) *corev1.Service {
 // inSync is dobj with the status the controller writes when its children
 // are live and rolled out.
 func inSync(dobj *appv1.DeployObject) *appv1.DeployObject {
-	dobj.Status = computeStatus(dobj, syncOutcome{deployment: liveDeployment(dobj), service: liveService(dobj)}, earlier)
+	dobj.Status = computeStatus(dobj, syncOutcome{deployment: liveDeployment(dobj), service: liveService(dobj), deploymentHash: mustHash(dobj)}, earlier)
 	return dobj
 }
 
@@ -303,8 +316,8 @@ func TestSyncCreatesChildren(t *testing.T) {
 
 	dobj := f.dobjs[0]
 	gotD := actions[0].(core.CreateAction).GetObject().(*appsv1.Deployment)
-	if !equalObjects(gotD, desiredDeployment(dobj)) {
-		t.Errorf("created Deployment differs from desired:\n%s", diff.Diff(desiredDeployment(dobj), gotD))
+	if !equalObjects(gotD, desiredDeployment(dobj, profileNone)) {
+		t.Errorf("created Deployment differs from desired:\n%s", diff.Diff(desiredDeployment(dobj, profileNone), gotD))
 	}
 	gotS := actions[1].(core.CreateAction).GetObject().(*corev1.Service)
 	if !equalObjects(gotS, desiredService(dobj)) {
@@ -362,14 +375,10 @@ func TestSyncCorrectsDeploymentDrift(t *testing.T) {
 		{"command", func(d *appsv1.Deployment) { d.Spec.Template.Spec.Containers[0].Command = []string{"sh"} }},
 		{"args", func(d *appsv1.Deployment) { d.Spec.Template.Spec.Containers[0].Args = nil }},
 		{"env value", func(d *appsv1.Deployment) { d.Spec.Template.Spec.Containers[0].Env[0].Value = "dev" }},
-		{"env added by hand", func(d *appsv1.Deployment) {
-			c := &d.Spec.Template.Spec.Containers[0]
-			c.Env = append(c.Env, corev1.EnvVar{Name: "EXTRA", Value: "1"})
-		}},
 		{"resources", func(d *appsv1.Deployment) {
 			d.Spec.Template.Spec.Containers[0].Resources.Limits[corev1.ResourceMemory] = resource.MustParse("1Gi")
 		}},
-		{"container port", func(d *appsv1.Deployment) { d.Spec.Template.Spec.Containers[0].Ports[0].ContainerPort = 9090 }},
+		{"container port name", func(d *appsv1.Deployment) { d.Spec.Template.Spec.Containers[0].Ports[0].Name = "web" }},
 		{"managed-by label removed", func(d *appsv1.Deployment) { delete(d.Labels, managedByLabel) }},
 		{"pod label changed", func(d *appsv1.Deployment) { d.Spec.Template.Labels[nameLabel] = "other" }},
 		{"container renamed", func(d *appsv1.Deployment) { d.Spec.Template.Spec.Containers[0].Name = "main" }},
@@ -385,27 +394,30 @@ func TestSyncCorrectsDeploymentDrift(t *testing.T) {
 			_, ctx := ktesting.NewTestContext(t)
 			c := f.newController(ctx)
 			// Like the API server, bump the generation on a spec change.
-			f.kubeClient.PrependReactor("update", "deployments", func(a core.Action) (bool, runtime.Object, error) {
-				a.(core.UpdateAction).GetObject().(*appsv1.Deployment).Generation++
-				return false, nil, nil
+			f.kubeClient.PrependReactor("patch", "deployments", func(a core.Action) (bool, runtime.Object, error) {
+				d, err := f.kubeClient.Tracker().Get(appsv1.SchemeGroupVersion.WithResource("deployments"), a.GetNamespace(), a.(core.PatchAction).GetName())
+				if err != nil {
+					return true, nil, err
+				}
+				d.(*appsv1.Deployment).Generation++
+				return false, nil, f.kubeClient.Tracker().Update(appsv1.SchemeGroupVersion.WithResource("deployments"), d, a.GetNamespace())
 			})
 			if err := c.syncHandler(ctx, testKey); err != nil {
 				t.Fatalf("sync: %v", err)
 			}
 			actions := writes(f.kubeClient.Actions(), f.client.Actions())
-			expectActions(t, actions, "get deployments", "update deployments", "patch deployobjects/status")
+			expectActions(t, actions, "get deployments", "patch deployments", "patch deployobjects/status")
 			if ready := readyOf(t, actions[2]); ready.Reason != appv1.ReasonProgressing {
 				t.Errorf("Ready reason after a drift fix = %s, want Progressing until the Deployment controller catches up", ready.Reason)
 			}
 			if ev := events(f.recorder); len(ev) != 1 || !strings.HasPrefix(ev[0], "Normal DriftCorrected updated Deployment web") {
 				t.Errorf("events = %q, want one Normal DriftCorrected", ev)
 			}
-			got := actions[1].(core.UpdateAction).GetObject().(*appsv1.Deployment)
-			if !deploymentMatches(got, desiredDeployment(dobj)) {
-				t.Errorf("updated Deployment still drifts:\n%s", diff.Diff(desiredDeployment(dobj), got))
+			if sent := appliedDeployment(t, actions[1]); sent.ResourceVersion != live.ResourceVersion {
+				t.Errorf("apply carries resourceVersion %q, want the live %q for optimistic concurrency", sent.ResourceVersion, live.ResourceVersion)
 			}
-			if got.ResourceVersion != live.ResourceVersion {
-				t.Errorf("update carries resourceVersion %q, want the cached %q for optimistic concurrency", got.ResourceVersion, live.ResourceVersion)
+			if got := storedDeployment(t, f); !deploymentInSync(got, desiredDeployment(dobj, profileNone)) {
+				t.Errorf("applied Deployment still drifts:\n%s", diff.Diff(desiredDeployment(dobj, profileNone), got))
 			}
 		})
 	}
@@ -462,7 +474,7 @@ func TestSyncSpecRolloutRecordsNoEvent(t *testing.T) {
 	if err != nil {
 		t.Fatalf("sync: %v", err)
 	}
-	expectActions(t, actions, "get deployments", "update deployments", "patch deployobjects/status")
+	expectActions(t, actions, "get deployments", "patch deployments", "patch deployobjects/status")
 	if ev := events(f.recorder); len(ev) != 0 {
 		t.Errorf("events = %q, want none: a spec rollout is told by the Ready condition", ev)
 	}
@@ -493,8 +505,8 @@ func TestSyncPreservesForeignFields(t *testing.T) {
 	if err != nil {
 		t.Fatalf("sync: %v", err)
 	}
-	expectActions(t, actions, "get deployments", "update deployments", "get services", "update services")
-	gotD := actions[1].(core.UpdateAction).GetObject().(*appsv1.Deployment)
+	expectActions(t, actions, "get deployments", "patch deployments", "get services", "update services")
+	gotD := storedDeployment(t, f)
 	if gotD.Labels["team"] != "payments" || gotD.Annotations["deployment.kubernetes.io/revision"] != "3" ||
 		gotD.Spec.Template.Annotations["kubectl.kubernetes.io/restartedAt"] == "" {
 		t.Errorf("foreign labels or annotations lost: %v %v %v", gotD.Labels, gotD.Annotations, gotD.Spec.Template.Annotations)
@@ -629,13 +641,15 @@ func TestSyncStatusThroughRollout(t *testing.T) {
 		want   metav1.ConditionStatus
 		reason string
 		counts [4]int32 // replicas, ready, available, updated
+		// conditions are the types of the conditions applied.
+		conditions []string
 	}{
-		{"not observed", appsv1.DeploymentStatus{ObservedGeneration: 1}, 2, metav1.ConditionFalse, appv1.ReasonProgressing, [4]int32{}},
-		{"surging", appsv1.DeploymentStatus{ObservedGeneration: 2, Replicas: 3, UpdatedReplicas: 1, ReadyReplicas: 2, AvailableReplicas: 2}, 2, metav1.ConditionFalse, appv1.ReasonProgressing, [4]int32{3, 2, 2, 1}},
-		{"old pods terminating", appsv1.DeploymentStatus{ObservedGeneration: 2, Replicas: 3, UpdatedReplicas: 2, ReadyReplicas: 2, AvailableReplicas: 2}, 2, metav1.ConditionFalse, appv1.ReasonProgressing, [4]int32{3, 2, 2, 2}},
-		{"not yet available", appsv1.DeploymentStatus{ObservedGeneration: 2, Replicas: 2, UpdatedReplicas: 2, ReadyReplicas: 1, AvailableReplicas: 1}, 2, metav1.ConditionFalse, appv1.ReasonProgressing, [4]int32{2, 1, 1, 2}},
-		{"stuck", appsv1.DeploymentStatus{ObservedGeneration: 2, Replicas: 2, UpdatedReplicas: 1, Conditions: []appsv1.DeploymentCondition{{Type: appsv1.DeploymentProgressing, Status: corev1.ConditionFalse, Reason: "ProgressDeadlineExceeded"}}}, 2, metav1.ConditionFalse, appv1.ReasonProgressDeadlineExceeded, [4]int32{2, 0, 0, 1}},
-		{"rolled out", appsv1.DeploymentStatus{ObservedGeneration: 2, Replicas: 2, UpdatedReplicas: 2, ReadyReplicas: 2, AvailableReplicas: 2}, 2, metav1.ConditionTrue, appv1.ReasonAvailable, [4]int32{2, 2, 2, 2}},
+		{"not observed", appsv1.DeploymentStatus{ObservedGeneration: 1}, 2, metav1.ConditionFalse, appv1.ReasonProgressing, [4]int32{}, []string{appv1.ConditionReady, appv1.ConditionReconciling}},
+		{"surging", appsv1.DeploymentStatus{ObservedGeneration: 2, Replicas: 3, UpdatedReplicas: 1, ReadyReplicas: 2, AvailableReplicas: 2}, 2, metav1.ConditionFalse, appv1.ReasonProgressing, [4]int32{3, 2, 2, 1}, []string{appv1.ConditionReady, appv1.ConditionReconciling}},
+		{"old pods terminating", appsv1.DeploymentStatus{ObservedGeneration: 2, Replicas: 3, UpdatedReplicas: 2, ReadyReplicas: 2, AvailableReplicas: 2}, 2, metav1.ConditionFalse, appv1.ReasonProgressing, [4]int32{3, 2, 2, 2}, []string{appv1.ConditionReady, appv1.ConditionReconciling}},
+		{"not yet available", appsv1.DeploymentStatus{ObservedGeneration: 2, Replicas: 2, UpdatedReplicas: 2, ReadyReplicas: 1, AvailableReplicas: 1}, 2, metav1.ConditionFalse, appv1.ReasonProgressing, [4]int32{2, 1, 1, 2}, []string{appv1.ConditionReady, appv1.ConditionReconciling}},
+		{"stuck", appsv1.DeploymentStatus{ObservedGeneration: 2, Replicas: 2, UpdatedReplicas: 1, Conditions: []appsv1.DeploymentCondition{{Type: appsv1.DeploymentProgressing, Status: corev1.ConditionFalse, Reason: "ProgressDeadlineExceeded"}}}, 2, metav1.ConditionFalse, appv1.ReasonProgressDeadlineExceeded, [4]int32{2, 0, 0, 1}, []string{appv1.ConditionReady, appv1.ConditionStalled}},
+		{"rolled out", appsv1.DeploymentStatus{ObservedGeneration: 2, Replicas: 2, UpdatedReplicas: 2, ReadyReplicas: 2, AvailableReplicas: 2}, 2, metav1.ConditionTrue, appv1.ReasonAvailable, [4]int32{2, 2, 2, 2}, []string{appv1.ConditionReady}},
 	}
 	for _, s := range steps {
 		t.Run(s.name, func(t *testing.T) {
@@ -665,6 +679,13 @@ func TestSyncStatusThroughRollout(t *testing.T) {
 			got := [4]int32{st.Status.Replicas, st.Status.ReadyReplicas, st.Status.AvailableReplicas, st.Status.UpdatedReplicas}
 			if got != s.counts || st.Status.Selector != nameLabel+"=web" {
 				t.Errorf("counts = %v selector %q, want %v %q", got, st.Status.Selector, s.counts, nameLabel+"=web")
+			}
+			var types []string
+			for _, c := range st.Status.Conditions {
+				types = append(types, c.Type)
+			}
+			if !slices.Equal(types, s.conditions) {
+				t.Errorf("applied conditions %v, want %v", types, s.conditions)
 			}
 		})
 	}
@@ -712,7 +733,7 @@ func TestSyncTransientErrorRequeues(t *testing.T) {
 			f.services = []*corev1.Service{liveService(dobj)}
 			_, ctx := ktesting.NewTestContext(t)
 			c := f.newController(ctx)
-			f.kubeClient.PrependReactor("update", "deployments", func(core.Action) (bool, runtime.Object, error) {
+			f.kubeClient.PrependReactor("patch", "deployments", func(core.Action) (bool, runtime.Object, error) {
 				return true, nil, tc.err
 			})
 			c.queue.Add(testKey)
@@ -722,7 +743,7 @@ func TestSyncTransientErrorRequeues(t *testing.T) {
 			}
 			// A transient failure says nothing about the DeployObject: its
 			// status is not touched and no event is recorded.
-			expectActions(t, writes(f.kubeClient.Actions(), f.client.Actions()), "get deployments", "update deployments")
+			expectActions(t, writes(f.kubeClient.Actions(), f.client.Actions()), "get deployments", "patch deployments")
 			if ev := events(f.recorder); len(ev) != 0 {
 				t.Errorf("events = %q, want none", ev)
 			}
@@ -1233,4 +1254,28 @@ func TestShutdownStartsNoNewSync(t *testing.T) {
 	if got := api.creates.Load(); got != workers {
 		t.Errorf("%d syncs ran, want only the %d in flight at the stop signal: queued keys were still handed out", got, workers)
 	}
+}
+
+// appliedDeployment is the Deployment a server-side apply action sent.
+func appliedDeployment(t *testing.T, a core.Action) *appsv1.Deployment {
+	t.Helper()
+	p, ok := a.(core.PatchAction)
+	if !ok || p.GetPatchType() != types.ApplyPatchType {
+		t.Fatalf("action %s %s is not a server-side apply", a.GetVerb(), a.GetResource().Resource)
+	}
+	var d appsv1.Deployment
+	if err := json.Unmarshal(p.GetPatch(), &d); err != nil {
+		t.Fatalf("decoding the apply request: %v", err)
+	}
+	return &d
+}
+
+// storedDeployment is the Deployment web as the fake API server holds it.
+func storedDeployment(t *testing.T, f *fixture) *appsv1.Deployment {
+	t.Helper()
+	d, err := f.kubeClient.AppsV1().Deployments(testKey.Namespace).Get(context.Background(), testKey.Name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("reading the Deployment: %v", err)
+	}
+	return d
 }

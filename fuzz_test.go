@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -8,6 +9,9 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/diff"
+	k8sfake "k8s.io/client-go/kubernetes/fake"
 	"k8s.io/utils/ptr"
 
 	appv1 "deployobject.dev/controller/pkg/apis/app/v1"
@@ -79,19 +83,25 @@ func FuzzChildrenConverge(f *testing.F) {
 			dobj.Spec.Ports[0].AppProtocol = ptr.To(specAppProtocol)
 		}
 
-		want := desiredDeployment(dobj)
-		if _, changed := mergeDeployment(storedByServer(t, dobj), want); changed {
-			t.Fatalf("the Deployment as the API server stores it differs from desired: %v", dobj.Spec.Resources)
+		// Every DeployObject the controller sees went through JSON, which
+		// replaces invalid UTF-8; so does every write of the Deployment.
+		dobj = throughJSON(t, dobj)
+		want := desiredDeployment(dobj, profileNone)
+		if !deploymentInSync(storedByServer(t, dobj), want) {
+			t.Fatalf("the Deployment as the API server stores it is not in line with desired: %v", dobj.Spec.Resources)
 		}
 		live := liveDeployment(dobj)
 		live.Spec.Template.Spec.Containers[0].Image = driftImage
 		live.Spec.Replicas = ptr.To(driftReplicas)
 		if driftReplicas%2 == 0 {
-			live.Spec.Template.Spec.Containers = nil
+			live.Spec.Template.Spec.Containers = append(live.Spec.Template.Spec.Containers, corev1.Container{Name: "injected", Image: driftImage})
 		}
-		merged, _ := mergeDeployment(live, want)
-		if again, changed := mergeDeployment(merged, want); changed || again != merged {
-			t.Fatalf("a merged Deployment still differs from desired: %+v", merged.Spec.Template.Spec.Containers)
+		applied := applyToFake(t, live, want)
+		if !deploymentInSync(applied, want) {
+			t.Fatalf("an applied Deployment is still not in line with desired:\n%s", diff.Diff(want.Spec, applied.Spec))
+		}
+		if driftReplicas%2 == 0 && containerNamed(applied.Spec.Template.Spec.Containers, "injected") == nil {
+			t.Fatal("apply removed a container someone else added")
 		}
 
 		wantSvc := desiredService(dobj)
@@ -116,7 +126,7 @@ func FuzzChildrenConverge(f *testing.F) {
 		}
 		wantAppProtocol := ptr.Deref(liveSvc.Spec.Ports[0].AppProtocol, "")
 		if specAppProtocol != "" {
-			wantAppProtocol = specAppProtocol
+			wantAppProtocol = *dobj.Spec.Ports[0].AppProtocol
 		}
 		if got := ptr.Deref(mergedSvc.Spec.Ports[0].AppProtocol, ""); got != wantAppProtocol {
 			t.Fatalf("merged appProtocol %q, want %q (the spec's, else the live one)", got, wantAppProtocol)
@@ -162,4 +172,50 @@ func TestResourceOf(t *testing.T) {
 			t.Errorf("resourceOf(%q) = %q, want %q", path, got, want)
 		}
 	}
+}
+
+// applyToFake creates live in a fake clientset, whose object tracker merges
+// server-side apply requests with the API's real schema, and applies
+// desired over it as the controller does.
+func applyToFake(t *testing.T, live, desired *appsv1.Deployment) *appsv1.Deployment {
+	t.Helper()
+	client := k8sfake.NewClientset()
+	deployments := client.AppsV1().Deployments(live.Namespace)
+	created, err := deployments.Create(context.Background(), live.DeepCopy(), metav1.CreateOptions{FieldManager: "someone"})
+	if err != nil {
+		t.Fatalf("creating the live Deployment: %v", err)
+	}
+	applied, err := applyDeployment(context.Background(), deployments, created, desired)
+	if err != nil && strings.Contains(err.Error(), "control characters are not allowed") {
+		// Apply bodies are decoded as YAML, which refuses control
+		// characters in strings; such a spec is reported, not converged
+		// (see the README's known limitations).
+		t.Skip("apply refuses control characters")
+	}
+	if err != nil {
+		t.Fatalf("applying: %v", err)
+	}
+	return applied
+}
+
+func containerNamed(cs []corev1.Container, name string) *corev1.Container {
+	for i := range cs {
+		if cs[i].Name == name {
+			return &cs[i]
+		}
+	}
+	return nil
+}
+
+func throughJSON(t *testing.T, dobj *appv1.DeployObject) *appv1.DeployObject {
+	t.Helper()
+	data, err := json.Marshal(dobj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out appv1.DeployObject
+	if err := json.Unmarshal(data, &out); err != nil {
+		t.Fatal(err)
+	}
+	return &out
 }

@@ -123,6 +123,7 @@ func run(ctx context.Context, opts *options) error {
 	}
 	controller.shutdownGrace = opts.shutdownGrace
 	controller.childBatchPeriod = opts.childBatch
+	controller.podSecurity = opts.podSecurity
 
 	// Every replica fills its caches, leader or not, so that a new leader
 	// starts working at once.

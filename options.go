@@ -17,6 +17,7 @@ type options struct {
 	burst        int
 	resyncPeriod time.Duration
 	childBatch   time.Duration
+	podSecurity  podSecurityProfile
 	showVersion  bool
 
 	leaderElect    optionalBool
@@ -47,6 +48,8 @@ func newOptions(fs *flag.FlagSet) *options {
 	fs.IntVar(&o.burst, "kube-api-burst", 400, "Requests allowed in a burst above --kube-api-qps.")
 	fs.DurationVar(&o.resyncPeriod, "resync-period", 10*time.Minute, "How often every DeployObject is re-checked against its children even without events. 0 disables.")
 	fs.DurationVar(&o.childBatch, "child-event-batch-period", time.Second, "How long changes to a Deployment or Service are collected before its DeployObject is synced, so that a rollout's burst of status changes costs one status write. 0 syncs at once.")
+	o.podSecurity = profileNone
+	fs.Var(&o.podSecurity, "pod-security-profile", "Security settings filled into every DeployObject's pod template where its spec leaves them unset: \"none\" (default) or \"restricted\", which makes pods meet Pod Security \"restricted\" (runAsNonRoot, RuntimeDefault seccomp, no privilege escalation, all capabilities dropped). Changing it rolls out every DeployObject's pods.")
 	fs.BoolVar(&o.showVersion, "version", false, "Print the version and exit.")
 
 	fs.Var(&o.leaderElect, "leader-elect", "Elect a leader among replicas with a Lease; only the leader reconciles (default true in a cluster, false with --kubeconfig or --master).")

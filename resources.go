@@ -1,11 +1,9 @@
 package main
 
 import (
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/util/intstr"
 
 	appv1 "deployobject.dev/controller/pkg/apis/app/v1"
 )
@@ -56,79 +54,6 @@ func childMeta(dobj *appv1.DeployObject) metav1.ObjectMeta {
 	}
 }
 
-// desiredDeployment is the Deployment dobj asks for, holding only the fields
-// the controller owns. Fields the API server defaults inside owned fields are
-// set here as the server would set them, so that a live object in sync
-// compares equal and steady state costs no writes.
-func desiredDeployment(dobj *appv1.DeployObject) *appsv1.Deployment {
-	replicas := int32(1)
-	if dobj.Spec.Replicas != nil {
-		replicas = *dobj.Spec.Replicas
-	}
-	return &appsv1.Deployment{
-		ObjectMeta: childMeta(dobj),
-		Spec: appsv1.DeploymentSpec{
-			Replicas: &replicas,
-			Selector: &metav1.LabelSelector{MatchLabels: selectorLabels(dobj)},
-			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: childLabels(dobj)},
-				Spec: corev1.PodSpec{
-					Containers: []corev1.Container{desiredContainer(dobj)},
-				},
-			},
-		},
-	}
-}
-
-func desiredContainer(dobj *appv1.DeployObject) corev1.Container {
-	c := corev1.Container{
-		Name:      containerName,
-		Image:     dobj.Spec.Image,
-		Command:   dobj.Spec.Command,
-		Args:      dobj.Spec.Args,
-		Resources: storedResources(dobj.Spec.Resources),
-	}
-	if len(dobj.Spec.Env) > 0 {
-		c.Env = make([]corev1.EnvVar, len(dobj.Spec.Env))
-		for i := range dobj.Spec.Env {
-			c.Env[i] = normalizeEnvVar(dobj.Spec.Env[i])
-		}
-	}
-	for _, p := range dobj.Spec.Ports {
-		c.Ports = append(c.Ports, corev1.ContainerPort{
-			Name:          p.Name,
-			ContainerPort: p.ContainerPort,
-			Protocol:      portProtocol(p),
-		})
-	}
-	return c
-}
-
-// storedResources is r as the API server stores it in a pod template: it
-// rounds every quantity up to a thousandth (SetDefaults_ResourceList), so
-// that a cpu of "0.5m" is kept as "1m". Built any other way, a spec with
-// such a value would differ from its Deployment forever.
-func storedResources(r corev1.ResourceRequirements) corev1.ResourceRequirements {
-	out := *r.DeepCopy()
-	for _, list := range []corev1.ResourceList{out.Requests, out.Limits} {
-		for name, q := range list {
-			q.RoundUp(-3)
-			list[name] = q
-		}
-	}
-	return out
-}
-
-// normalizeEnvVar applies the API server's defaulting of a fieldRef's
-// apiVersion to a deep copy of e.
-func normalizeEnvVar(e corev1.EnvVar) corev1.EnvVar {
-	out := *e.DeepCopy()
-	if out.ValueFrom != nil && out.ValueFrom.FieldRef != nil && out.ValueFrom.FieldRef.APIVersion == "" {
-		out.ValueFrom.FieldRef.APIVersion = "v1"
-	}
-	return out
-}
-
 func portProtocol(p appv1.Port) corev1.Protocol {
 	if p.Protocol == "" {
 		return corev1.ProtocolTCP
@@ -136,54 +61,24 @@ func portProtocol(p appv1.Port) corev1.Protocol {
 	return p.Protocol
 }
 
-func servicePort(p appv1.Port) int32 {
-	if p.ServicePort != nil {
-		return *p.ServicePort
+// hasLabels reports whether every label in want is set in got with the same value.
+func hasLabels(got, want map[string]string) bool {
+	for k, v := range want {
+		if gv, ok := got[k]; !ok || gv != v {
+			return false
+		}
 	}
-	return p.ContainerPort
+	return true
 }
 
-// wantsService reports whether dobj asks for a Service: only when it has ports.
-func wantsService(dobj *appv1.DeployObject) bool {
-	return len(dobj.Spec.Ports) > 0
-}
-
-// desiredService is the Service dobj asks for, holding only the fields the
-// controller owns; nil when dobj has no ports. clusterIP and nodePorts are
-// left to the API server to allocate.
-func desiredService(dobj *appv1.DeployObject) *corev1.Service {
-	if !wantsService(dobj) {
-		return nil
+// withLabels returns a copy of got with every label of want set.
+func withLabels(got, want map[string]string) map[string]string {
+	out := make(map[string]string, len(got)+len(want))
+	for k, v := range got {
+		out[k] = v
 	}
-	svcType := corev1.ServiceType(dobj.Spec.ServiceType)
-	if svcType == "" {
-		svcType = corev1.ServiceTypeClusterIP
+	for k, v := range want {
+		out[k] = v
 	}
-	ports := make([]corev1.ServicePort, 0, len(dobj.Spec.Ports))
-	for _, p := range dobj.Spec.Ports {
-		ports = append(ports, corev1.ServicePort{
-			Name:       p.Name,
-			Protocol:   portProtocol(p),
-			Port:       servicePort(p),
-			TargetPort: intstr.FromInt32(p.ContainerPort),
-			// A copy: the desired Service must not point into the cache.
-			AppProtocol: copyPtr(p.AppProtocol),
-		})
-	}
-	return &corev1.Service{
-		ObjectMeta: childMeta(dobj),
-		Spec: corev1.ServiceSpec{
-			Type:     svcType,
-			Selector: selectorLabels(dobj),
-			Ports:    ports,
-		},
-	}
-}
-
-func copyPtr[T any](p *T) *T {
-	if p == nil {
-		return nil
-	}
-	v := *p
-	return &v
+	return out
 }

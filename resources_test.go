@@ -28,9 +28,9 @@ func TestDesiredDeployment(t *testing.T) {
 				t.Errorf("replicas = %d, want 0", r)
 			}
 		}},
-		{"fieldRef apiVersion defaulted like the API server", func(*appv1.DeployObject) {}, func(t *testing.T, c corev1.Container, _ int32) {
-			if got := c.Env[1].ValueFrom.FieldRef.APIVersion; got != "v1" {
-				t.Errorf("fieldRef.apiVersion = %q, want v1", got)
+		{"fieldRef apiVersion left for the API server to default", func(*appv1.DeployObject) {}, func(t *testing.T, c corev1.Container, _ int32) {
+			if got := c.Env[1].ValueFrom.FieldRef.APIVersion; got != "" {
+				t.Errorf("fieldRef.apiVersion = %q, want it unset as in the spec: covers ignores what the spec leaves unset", got)
 			}
 		}},
 		{"port protocol defaults to TCP", func(d *appv1.DeployObject) { d.Spec.Ports[0].Protocol = "" }, func(t *testing.T, c corev1.Container, _ int32) {
@@ -51,7 +51,7 @@ func TestDesiredDeployment(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dobj := newDeployObject(tc.mutate)
-			d := desiredDeployment(dobj)
+			d := desiredDeployment(dobj, profileNone)
 			if d.Name != "web" || d.Namespace != "apps" {
 				t.Errorf("name = %s/%s", d.Namespace, d.Name)
 			}
@@ -73,7 +73,7 @@ func TestDesiredDeployment(t *testing.T) {
 
 func TestDesiredDeploymentDoesNotAlias(t *testing.T) {
 	dobj := newDeployObject()
-	d := desiredDeployment(dobj)
+	d := desiredDeployment(dobj, profileNone)
 	d.Spec.Template.Spec.Containers[0].Env[1].ValueFrom.FieldRef.FieldPath = "changed"
 	d.Spec.Template.Spec.Containers[0].Resources.Limits[corev1.ResourceMemory] = resource.MustParse("1Gi")
 	if dobj.Spec.Env[1].ValueFrom.FieldRef.FieldPath != "metadata.name" || dobj.Spec.Resources.Limits.Memory().String() != "128Mi" {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -22,6 +23,10 @@ import (
 type syncOutcome struct {
 	deployment *appsv1.Deployment
 	service    *corev1.Service
+	// deploymentHash identifies the desired Deployment when the live one is
+	// in line with it; empty when the Deployment could not be brought in
+	// line, and the status keeps the hash it had.
+	deploymentHash string
 	// problems keep dobj from being Ready whatever the children say, in
 	// the order of the children.
 	problems []childProblem
@@ -39,8 +44,12 @@ const maxConditionMessage = 4096
 func computeStatus(dobj *appv1.DeployObject, out syncOutcome, now metav1.Time) appv1.DeployObjectStatus {
 	status := appv1.DeployObjectStatus{
 		ObservedGeneration: dobj.Generation,
+		DeploymentHash:     dobj.Status.DeploymentHash,
 		Selector:           selectorString(dobj),
 		Conditions:         append([]metav1.Condition(nil), dobj.Status.Conditions...),
+	}
+	if out.deploymentHash != "" {
+		status.DeploymentHash = out.deploymentHash
 	}
 	if d := out.deployment; d != nil {
 		status.Replicas = d.Status.Replicas
@@ -52,7 +61,52 @@ func computeStatus(dobj *appv1.DeployObject, out syncOutcome, now metav1.Time) a
 	ready.ObservedGeneration = dobj.Generation
 	ready.LastTransitionTime = now
 	meta.SetStatusCondition(&status.Conditions, ready)
+	progress := progressCondition(ready)
+	for _, t := range progressConditionTypes {
+		if progress == nil || progress.Type != t {
+			// Absent rather than False: a Ready DeployObject carries no
+			// more than it did before these conditions existed.
+			meta.RemoveStatusCondition(&status.Conditions, t)
+		}
+	}
+	if progress != nil {
+		meta.SetStatusCondition(&status.Conditions, *progress)
+	}
 	return status
+}
+
+// progressConditionTypes are the kstatus conditions, derived from Ready by
+// progressCondition.
+var progressConditionTypes = []string{appv1.ConditionReconciling, appv1.ConditionStalled}
+
+// stallingReasons are the reasons of a Ready=False that lasts until someone
+// acts: a spec change, a foreign object deleted, a quota raised, a policy or
+// permission changed, pods made admissible, a stuck rollout looked at.
+var stallingReasons = map[string]bool{
+	appv1.ReasonInvalidSpec:              true,
+	appv1.ReasonResourceConflict:         true,
+	appv1.ReasonQuotaExceeded:            true,
+	appv1.ReasonForbidden:                true,
+	appv1.ReasonReplicaFailure:           true,
+	appv1.ReasonProgressDeadlineExceeded: true,
+}
+
+// progressCondition is the kstatus condition that goes with ready: Stalled
+// for a reason that waits for someone to act, Reconciling for any other
+// reason to be not Ready, none when Ready. It is a function of ready alone,
+// so it changes only in status writes that a change of Ready makes anyway,
+// and costs no write of its own.
+func progressCondition(ready metav1.Condition) *metav1.Condition {
+	if ready.Status == metav1.ConditionTrue {
+		return nil
+	}
+	c := ready
+	c.Type = appv1.ConditionReconciling
+	if stallingReasons[ready.Reason] {
+		c.Type = appv1.ConditionStalled
+	}
+	c.Status = metav1.ConditionTrue
+	return &c
 }
 
 // statusEqual reports whether writing b over a would change nothing.
@@ -184,8 +238,11 @@ func statusApplyConfiguration(dobj *appv1.DeployObject, status appv1.DeployObjec
 		WithAvailableReplicas(status.AvailableReplicas).
 		WithUpdatedReplicas(status.UpdatedReplicas).
 		WithSelector(status.Selector)
+	if status.DeploymentHash != "" {
+		st.WithDeploymentHash(status.DeploymentHash)
+	}
 	for _, c := range status.Conditions {
-		if c.Type != appv1.ConditionReady {
+		if !ownCondition(c.Type) {
 			// Conditions of other writers stay theirs.
 			continue
 		}
@@ -198,4 +255,11 @@ func statusApplyConfiguration(dobj *appv1.DeployObject, status appv1.DeployObjec
 			WithMessage(c.Message))
 	}
 	return appapply.DeployObject(dobj.Name, dobj.Namespace).WithResourceVersion(dobj.ResourceVersion).WithStatus(st)
+}
+
+// ownCondition reports whether the controller writes conditions of type t.
+// A type it no longer writes for a DeployObject is left out of the apply,
+// and server-side apply then removes the condition.
+func ownCondition(t string) bool {
+	return t == appv1.ConditionReady || slices.Contains(progressConditionTypes, t)
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -46,54 +47,92 @@ func TestComputeStatusKeepsOtherConditions(t *testing.T) {
 	if n := len(ac.Status.Conditions); n != 1 || *ac.Status.Conditions[0].Type != appv1.ConditionReady {
 		t.Errorf("the status apply must carry only the Ready condition, got %d conditions", n)
 	}
+
+	// Not Ready: Reconciling joins Ready in the apply, the other writer's
+	// condition still stays out.
+	st = computeStatus(dobj, syncOutcome{}, fixedNow)
+	var types []string
+	for _, c := range statusApplyConfiguration(dobj, st).Status.Conditions {
+		types = append(types, *c.Type)
+	}
+	if want := []string{appv1.ConditionReady, appv1.ConditionReconciling}; !slices.Equal(types, want) {
+		t.Errorf("the status apply carries conditions %v, want %v", types, want)
+	}
+}
+
+// outcomes are sync outcomes of every kind, each with the Ready status and
+// reason and the kstatus condition ("" for none) it must give.
+var outcomes = []struct {
+	name     string
+	out      func(d *appv1.DeployObject) syncOutcome
+	status   metav1.ConditionStatus
+	reason   string
+	progress string
+}{
+	{"no Deployment", func(*appv1.DeployObject) syncOutcome { return syncOutcome{} }, metav1.ConditionFalse, appv1.ReasonProgressing, appv1.ConditionReconciling},
+	{"Service missing while ports are set", func(d *appv1.DeployObject) syncOutcome {
+		return syncOutcome{deployment: liveDeployment(d)}
+	}, metav1.ConditionFalse, appv1.ReasonProgressing, appv1.ConditionReconciling},
+	{"blocked wins over a ready Deployment", func(d *appv1.DeployObject) syncOutcome {
+		return syncOutcome{deployment: liveDeployment(d), service: liveService(d), problems: []childProblem{{reason: appv1.ReasonResourceConflict, message: "taken"}}}
+	}, metav1.ConditionFalse, appv1.ReasonResourceConflict, appv1.ConditionStalled},
+	{"generation not yet observed by the Deployment controller", func(d *appv1.DeployObject) syncOutcome {
+		live := liveDeployment(d)
+		live.Generation = 3
+		return syncOutcome{deployment: live, service: liveService(d)}
+	}, metav1.ConditionFalse, appv1.ReasonProgressing, appv1.ConditionReconciling},
+	{"scaled down, surplus pods still there", func(d *appv1.DeployObject) syncOutcome {
+		live := liveDeployment(d)
+		live.Status.Replicas = 5
+		return syncOutcome{deployment: live, service: liveService(d)}
+	}, metav1.ConditionFalse, appv1.ReasonProgressing, appv1.ConditionReconciling},
+	{"pods not yet available", func(d *appv1.DeployObject) syncOutcome {
+		live := liveDeployment(d)
+		live.Status.AvailableReplicas = 0
+		return syncOutcome{deployment: live, service: liveService(d)}
+	}, metav1.ConditionFalse, appv1.ReasonProgressing, appv1.ConditionReconciling},
+	{"pods refused", func(d *appv1.DeployObject) syncOutcome {
+		live := liveDeployment(d)
+		live.Status.UpdatedReplicas = 0
+		live.Status.Conditions = []appsv1.DeploymentCondition{{Type: appsv1.DeploymentReplicaFailure, Status: corev1.ConditionTrue, Reason: "FailedCreate", Message: "violates PodSecurity"}}
+		return syncOutcome{deployment: live, service: liveService(d)}
+	}, metav1.ConditionFalse, appv1.ReasonReplicaFailure, appv1.ConditionStalled},
+	{"rollout past its deadline", func(d *appv1.DeployObject) syncOutcome {
+		live := liveDeployment(d)
+		live.Status.UpdatedReplicas = 1
+		live.Status.Conditions = []appsv1.DeploymentCondition{{Type: appsv1.DeploymentProgressing, Status: corev1.ConditionFalse, Reason: "ProgressDeadlineExceeded", Message: "ReplicaSet web-1 has timed out progressing."}}
+		return syncOutcome{deployment: live, service: liveService(d)}
+	}, metav1.ConditionFalse, appv1.ReasonProgressDeadlineExceeded, appv1.ConditionStalled},
+	{"paused mid-rollout", func(d *appv1.DeployObject) syncOutcome {
+		live := liveDeployment(d)
+		live.Spec.Paused = true
+		live.Status.UpdatedReplicas = 1
+		return syncOutcome{deployment: live, service: liveService(d)}
+	}, metav1.ConditionFalse, appv1.ReasonPaused, appv1.ConditionReconciling},
+	{"paused, rolled out", func(d *appv1.DeployObject) syncOutcome {
+		live := liveDeployment(d)
+		live.Spec.Paused = true
+		return syncOutcome{deployment: live, service: liveService(d)}
+	}, metav1.ConditionFalse, appv1.ReasonPaused, appv1.ConditionReconciling},
+	{"invalid spec", func(d *appv1.DeployObject) syncOutcome {
+		return syncOutcome{service: liveService(d), problems: []childProblem{{reason: appv1.ReasonInvalidSpec, message: "env[0].name: Invalid value"}}}
+	}, metav1.ConditionFalse, appv1.ReasonInvalidSpec, appv1.ConditionStalled},
+	{"two problems: the first one's reason", func(d *appv1.DeployObject) syncOutcome {
+		return syncOutcome{service: liveService(d), problems: []childProblem{
+			{reason: appv1.ReasonQuotaExceeded, message: "Deployment: exceeded quota"},
+			{reason: appv1.ReasonForbidden, message: "Service: denied"},
+		}}
+	}, metav1.ConditionFalse, appv1.ReasonQuotaExceeded, appv1.ConditionStalled},
+	{"policy refusal", func(d *appv1.DeployObject) syncOutcome {
+		return syncOutcome{deployment: liveDeployment(d), problems: []childProblem{{reason: appv1.ReasonForbidden, message: "Service: denied"}}}
+	}, metav1.ConditionFalse, appv1.ReasonForbidden, appv1.ConditionStalled},
+	{"available", func(d *appv1.DeployObject) syncOutcome {
+		return syncOutcome{deployment: liveDeployment(d), service: liveService(d)}
+	}, metav1.ConditionTrue, appv1.ReasonAvailable, ""},
 }
 
 func TestReadyCondition(t *testing.T) {
-	for _, tc := range []struct {
-		name   string
-		out    func(d *appv1.DeployObject) syncOutcome
-		status metav1.ConditionStatus
-		reason string
-	}{
-		{"no Deployment", func(*appv1.DeployObject) syncOutcome { return syncOutcome{} }, metav1.ConditionFalse, appv1.ReasonProgressing},
-		{"Service missing while ports are set", func(d *appv1.DeployObject) syncOutcome {
-			return syncOutcome{deployment: liveDeployment(d)}
-		}, metav1.ConditionFalse, appv1.ReasonProgressing},
-		{"blocked wins over a ready Deployment", func(d *appv1.DeployObject) syncOutcome {
-			return syncOutcome{deployment: liveDeployment(d), service: liveService(d), problems: []childProblem{{reason: appv1.ReasonResourceConflict, message: "taken"}}}
-		}, metav1.ConditionFalse, appv1.ReasonResourceConflict},
-		{"scaled down, surplus pods still there", func(d *appv1.DeployObject) syncOutcome {
-			live := liveDeployment(d)
-			live.Status.Replicas = 5
-			return syncOutcome{deployment: live, service: liveService(d)}
-		}, metav1.ConditionFalse, appv1.ReasonProgressing},
-		{"pods refused", func(d *appv1.DeployObject) syncOutcome {
-			live := liveDeployment(d)
-			live.Status.UpdatedReplicas = 0
-			live.Status.Conditions = []appsv1.DeploymentCondition{{Type: appsv1.DeploymentReplicaFailure, Status: corev1.ConditionTrue, Reason: "FailedCreate", Message: "violates PodSecurity"}}
-			return syncOutcome{deployment: live, service: liveService(d)}
-		}, metav1.ConditionFalse, appv1.ReasonReplicaFailure},
-		{"paused mid-rollout", func(d *appv1.DeployObject) syncOutcome {
-			live := liveDeployment(d)
-			live.Spec.Paused = true
-			live.Status.UpdatedReplicas = 1
-			return syncOutcome{deployment: live, service: liveService(d)}
-		}, metav1.ConditionFalse, appv1.ReasonPaused},
-		{"paused, rolled out", func(d *appv1.DeployObject) syncOutcome {
-			live := liveDeployment(d)
-			live.Spec.Paused = true
-			return syncOutcome{deployment: live, service: liveService(d)}
-		}, metav1.ConditionFalse, appv1.ReasonPaused},
-		{"two problems: the first one's reason", func(d *appv1.DeployObject) syncOutcome {
-			return syncOutcome{service: liveService(d), problems: []childProblem{
-				{reason: appv1.ReasonQuotaExceeded, message: "Deployment: exceeded quota"},
-				{reason: appv1.ReasonForbidden, message: "Service: denied"},
-			}}
-		}, metav1.ConditionFalse, appv1.ReasonQuotaExceeded},
-		{"available", func(d *appv1.DeployObject) syncOutcome {
-			return syncOutcome{deployment: liveDeployment(d), service: liveService(d)}
-		}, metav1.ConditionTrue, appv1.ReasonAvailable},
-	} {
+	for _, tc := range outcomes {
 		t.Run(tc.name, func(t *testing.T) {
 			dobj := newDeployObject()
 			c := readyCondition(dobj, tc.out(dobj))
@@ -101,6 +140,75 @@ func TestReadyCondition(t *testing.T) {
 				t.Errorf("Ready = %s/%s %q, want %s/%s with a message", c.Status, c.Reason, c.Message, tc.status, tc.reason)
 			}
 		})
+	}
+}
+
+func TestProgressCondition(t *testing.T) {
+	for _, tc := range outcomes {
+		t.Run(tc.name, func(t *testing.T) {
+			dobj := newDeployObject()
+			st := computeStatus(dobj, tc.out(dobj), fixedNow)
+			ready := meta.FindStatusCondition(st.Conditions, appv1.ConditionReady)
+			for _, typ := range progressConditionTypes {
+				c := meta.FindStatusCondition(st.Conditions, typ)
+				if typ != tc.progress {
+					if c != nil {
+						t.Errorf("%s present (%s/%s), want it absent", typ, c.Status, c.Reason)
+					}
+					continue
+				}
+				want := metav1.Condition{Type: typ, Status: metav1.ConditionTrue, ObservedGeneration: dobj.Generation, LastTransitionTime: fixedNow, Reason: ready.Reason, Message: ready.Message}
+				if c == nil || *c != want {
+					t.Errorf("%s = %+v, want %+v", typ, c, want)
+				}
+			}
+		})
+	}
+}
+
+// TestProgressConditionsCostNoWrites: from any status the controller wrote
+// to any outcome, the kstatus conditions change the status only where Ready
+// changes it too, so they add no status write, and an outcome that repeats
+// writes nothing.
+func TestProgressConditionsCostNoWrites(t *testing.T) {
+	readyOnly := func(st appv1.DeployObjectStatus) appv1.DeployObjectStatus {
+		st.Conditions = slices.DeleteFunc(slices.Clone(st.Conditions), func(c metav1.Condition) bool { return c.Type != appv1.ConditionReady })
+		return st
+	}
+	for _, from := range outcomes {
+		for _, to := range outcomes {
+			dobj := newDeployObject()
+			dobj.Status = computeStatus(dobj, from.out(dobj), earlier)
+			next := computeStatus(dobj, to.out(dobj), fixedNow)
+			write, readyWrite := !statusEqual(dobj.Status, next), !statusEqual(readyOnly(dobj.Status), readyOnly(next))
+			if write != readyWrite {
+				t.Errorf("%s -> %s: status write %v, but %v with Ready alone", from.name, to.name, write, readyWrite)
+			}
+			if from.name == to.name && write {
+				t.Errorf("%s again: the status changed", from.name)
+			}
+		}
+	}
+}
+
+func TestProgressConditionTransitions(t *testing.T) {
+	dobj := newDeployObject()
+	progressing := syncOutcome{}
+	stalled := syncOutcome{problems: []childProblem{{reason: appv1.ReasonInvalidSpec, message: "rejected"}}}
+	available := syncOutcome{deployment: liveDeployment(dobj), service: liveService(dobj)}
+
+	dobj.Status = computeStatus(dobj, progressing, earlier)
+	dobj.Status = computeStatus(dobj, syncOutcome{deployment: liveDeployment(dobj)}, fixedNow)
+	if c := meta.FindStatusCondition(dobj.Status.Conditions, appv1.ConditionReconciling); c == nil || !c.LastTransitionTime.Equal(&earlier) || !strings.Contains(c.Message, "Service") {
+		t.Errorf("Reconciling through two steps of progress = %+v, want it since %v with the new message", c, earlier)
+	}
+	dobj.Status = computeStatus(dobj, stalled, fixedNow)
+	if meta.FindStatusCondition(dobj.Status.Conditions, appv1.ConditionReconciling) != nil || !meta.IsStatusConditionTrue(dobj.Status.Conditions, appv1.ConditionStalled) {
+		t.Errorf("after a rejection, conditions = %+v, want Stalled alone beside Ready", dobj.Status.Conditions)
+	}
+	dobj.Status = computeStatus(dobj, available, fixedNow)
+	if n := len(dobj.Status.Conditions); n != 1 {
+		t.Errorf("once available, conditions = %+v, want Ready alone", dobj.Status.Conditions)
 	}
 }
 

@@ -13,7 +13,9 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/csaupgrade"
 	"k8s.io/klog/v2"
 
 	appv1 "deployobject.dev/controller/pkg/apis/app/v1"
@@ -126,32 +128,49 @@ func (c *Controller) syncChildren(ctx context.Context, dobj *appv1.DeployObject)
 	recheckOwner := c.ownerRecheck(dobj)
 
 	deployments := c.kubeClient.AppsV1().Deployments(dobj.Namespace)
-	d, action, err := syncChild(ctx, dobj, desiredDeployment(dobj), childOps[*appsv1.Deployment]{
-		kind:         "Deployment",
-		cached:       c.deployments.Deployments(dobj.Namespace).Get,
-		create:       deployments.Create,
-		get:          deployments.Get,
-		update:       deployments.Update,
-		patch:        deployments.Patch,
-		merge:        mergeDeployment,
+	desired := desiredDeployment(dobj, c.podSecurity)
+	hash, err := deploymentHash(desired)
+	if err != nil {
+		return out, actions, err
+	}
+	d, action, err := syncChild(ctx, dobj, desired, childOps[*appsv1.Deployment]{
+		kind:   "Deployment",
+		cached: c.deployments.Deployments(dobj.Namespace).Get,
+		create: deployments.Create,
+		get:    deployments.Get,
+		patch:  deployments.Patch,
+		inSync: func(live, desired *appsv1.Deployment) bool {
+			return dobj.Status.DeploymentHash == hash && deploymentInSync(live, desired)
+		},
+		write: func(ctx context.Context, live, desired *appsv1.Deployment) (*appsv1.Deployment, error) {
+			return applyDeployment(ctx, deployments, live, desired)
+		},
 		recheckOwner: recheckOwner,
 	})
 	if err := blocked(err); err != nil {
 		return out, actions, err
 	}
-	out.deployment = d
+	if d != nil {
+		out.deployment, out.deploymentHash = d, hash
+	}
 	actions = appendAction(actions, action)
 
 	services := c.kubeClient.CoreV1().Services(dobj.Namespace)
 	if desired := desiredService(dobj); desired != nil {
 		s, action, err := syncChild(ctx, dobj, desired, childOps[*corev1.Service]{
-			kind:         "Service",
-			cached:       c.services.Services(dobj.Namespace).Get,
-			create:       services.Create,
-			get:          services.Get,
-			update:       services.Update,
-			patch:        services.Patch,
-			merge:        mergeService,
+			kind:   "Service",
+			cached: c.services.Services(dobj.Namespace).Get,
+			create: services.Create,
+			get:    services.Get,
+			patch:  services.Patch,
+			inSync: func(live, desired *corev1.Service) bool {
+				_, changed := mergeService(live, desired)
+				return !changed
+			},
+			write: func(ctx context.Context, live, desired *corev1.Service) (*corev1.Service, error) {
+				merged, _ := mergeService(live, desired)
+				return services.Update(ctx, merged, metav1.UpdateOptions{FieldManager: fieldManager})
+			},
 			recheckOwner: recheckOwner,
 		})
 		if err := blocked(err); err != nil {
@@ -207,9 +226,13 @@ type childOps[T metav1.Object] struct {
 	cached func(name string) (T, error)
 	create func(context.Context, T, metav1.CreateOptions) (T, error)
 	get    func(context.Context, string, metav1.GetOptions) (T, error)
-	update func(context.Context, T, metav1.UpdateOptions) (T, error)
 	patch  func(context.Context, string, types.PatchType, []byte, metav1.PatchOptions, ...string) (T, error)
-	merge  func(live, desired T) (T, bool)
+	// inSync reports whether live is in line with desired; it reads only
+	// what the cache keeps of live.
+	inSync func(live, desired T) bool
+	// write brings live, just read from the API server, in line with
+	// desired.
+	write func(ctx context.Context, live, desired T) (T, error)
 	// recheckOwner confirms that the DeployObject may adopt an orphan.
 	recheckOwner func(context.Context) error
 }
@@ -266,7 +289,7 @@ func syncChild[T metav1.Object](ctx context.Context, dobj *appv1.DeployObject, d
 		fresh = true
 		adopted = "adopted " + ops.kind + " " + name
 	}
-	if _, changed := ops.merge(live, desired); !changed {
+	if ops.inSync(live, desired) {
 		return live, adopted, nil
 	}
 	if !fresh {
@@ -280,15 +303,40 @@ func syncChild[T metav1.Object](ctx context.Context, dobj *appv1.DeployObject, d
 			return zero, "", &resourceConflictError{kind: ops.kind, name: name}
 		}
 	}
-	merged, changed := ops.merge(live, desired)
-	if !changed {
-		return live, adopted, nil
-	}
-	updated, err := ops.update(ctx, merged, metav1.UpdateOptions{FieldManager: fieldManager})
+	updated, err := ops.write(ctx, live, desired)
 	if err != nil {
 		return zero, "", fmt.Errorf("updating %s %s: %w", ops.kind, name, err)
 	}
 	return updated, joinActions(adopted, "updated "+ops.kind+" "+name), nil
+}
+
+// deploymentWriter is the part of the Deployments client applyDeployment
+// uses.
+type deploymentWriter interface {
+	Patch(ctx context.Context, name string, pt types.PatchType, data []byte, opts metav1.PatchOptions, subresources ...string) (*appsv1.Deployment, error)
+}
+
+// applyDeployment brings live in line with desired by server-side apply,
+// at live's resourceVersion. The controller creates Deployments with a
+// create request, which records its fields as set by an update; they are
+// first moved to its apply entry in managedFields, once per Deployment, so
+// that a field the spec no longer sets is removed rather than kept as the
+// create's.
+func applyDeployment(ctx context.Context, deployments deploymentWriter, live, desired *appsv1.Deployment) (*appsv1.Deployment, error) {
+	migration, err := csaupgrade.UpgradeManagedFieldsPatch(live, sets.New(fieldManager), fieldManager)
+	if err != nil {
+		return nil, fmt.Errorf("moving the fields of the create to server-side apply: %w", err)
+	}
+	if migration != nil {
+		if live, err = deployments.Patch(ctx, live.Name, types.JSONPatchType, migration, metav1.PatchOptions{}); err != nil {
+			return nil, fmt.Errorf("moving the fields of the create to server-side apply: %w", err)
+		}
+	}
+	body, err := deploymentApplyBody(desired, live.ResourceVersion)
+	if err != nil {
+		return nil, err
+	}
+	return deployments.Patch(ctx, live.Name, types.ApplyPatchType, body, metav1.PatchOptions{FieldManager: fieldManager, Force: ptrTo(true)})
 }
 
 // adoptable reports whether dobj may adopt child: it has no controller, is

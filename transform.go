@@ -1,7 +1,6 @@
 package main
 
 import (
-	"maps"
 	"unique"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -100,99 +99,4 @@ func slimDeployObject(d *appv1.DeployObject) *appv1.DeployObject {
 		c.Type, c.Status, c.Reason = intern(c.Type), intern(c.Status), intern(c.Reason)
 	}
 	return d
-}
-
-// slimDeployment keeps the fields deploymentMatches compares and the status
-// readyCondition reads.
-func slimDeployment(d *appsv1.Deployment) *appsv1.Deployment {
-	d.ObjectMeta = slimMeta(d.ObjectMeta)
-	d.Spec = appsv1.DeploymentSpec{
-		Replicas: d.Spec.Replicas,
-		Paused:   d.Spec.Paused,
-		Template: corev1.PodTemplateSpec{
-			ObjectMeta: metav1.ObjectMeta{Labels: templateLabels(d)},
-			Spec:       corev1.PodSpec{Containers: slimContainers(d.Spec.Template.Spec.Containers)},
-		},
-	}
-	d.Status = appsv1.DeploymentStatus{
-		ObservedGeneration: d.Status.ObservedGeneration,
-		Replicas:           d.Status.Replicas,
-		UpdatedReplicas:    d.Status.UpdatedReplicas,
-		ReadyReplicas:      d.Status.ReadyReplicas,
-		AvailableReplicas:  d.Status.AvailableReplicas,
-		Conditions:         readConditions(d.Status.Conditions),
-	}
-	return d
-}
-
-// templateLabels are d's pod template labels, as the same map as d's own
-// labels when the two are equal, as they are for a Deployment in sync:
-// cached objects are read only, and a small map costs over 300 bytes.
-func templateLabels(d *appsv1.Deployment) map[string]string {
-	labels := shareLabels(d.Spec.Template.Labels, d.Name)
-	if labels != nil && maps.Equal(labels, d.Labels) {
-		return d.Labels
-	}
-	return labels
-}
-
-// slimContainers keeps only the controller's container, and of it only the
-// fields the controller owns, in the slice it was decoded into.
-func slimContainers(cs []corev1.Container) []corev1.Container {
-	i := containerIndex(cs, containerName)
-	if i < 0 {
-		return nil
-	}
-	c := cs[i]
-	clear(cs)
-	for j := range c.Ports {
-		p := &c.Ports[j]
-		p.Name, p.Protocol = intern(p.Name), intern(p.Protocol)
-	}
-	cs[0] = corev1.Container{
-		Name:      containerName,
-		Image:     intern(c.Image),
-		Command:   c.Command,
-		Args:      c.Args,
-		Env:       c.Env,
-		Resources: c.Resources,
-		Ports:     c.Ports,
-	}
-	return cs[:1]
-}
-
-// readConditions keeps the conditions readyCondition reads, and only while
-// they say something is wrong: ReplicaFailure when True, Progressing when
-// False. Most Deployments keep none. They stay in the slice they were
-// decoded into.
-func readConditions(conds []appsv1.DeploymentCondition) []appsv1.DeploymentCondition {
-	kept := conds[:0]
-	for _, c := range conds {
-		if (c.Type == appsv1.DeploymentReplicaFailure && c.Status == corev1.ConditionTrue) ||
-			(c.Type == appsv1.DeploymentProgressing && c.Status == corev1.ConditionFalse) {
-			kept = append(kept, appsv1.DeploymentCondition{Type: intern(c.Type), Status: intern(c.Status), Reason: intern(c.Reason), Message: c.Message})
-		}
-	}
-	clear(conds[len(kept):])
-	if len(kept) == 0 {
-		return nil
-	}
-	return kept
-}
-
-// slimService keeps the fields mergeService compares.
-func slimService(s *corev1.Service) *corev1.Service {
-	s.ObjectMeta = slimMeta(s.ObjectMeta)
-	for i := range s.Spec.Ports {
-		p := &s.Spec.Ports[i]
-		p.Name, p.Protocol = intern(p.Name), intern(p.Protocol)
-		p.TargetPort.StrVal = intern(p.TargetPort.StrVal)
-	}
-	s.Spec = corev1.ServiceSpec{
-		Type:     intern(s.Spec.Type),
-		Selector: shareLabels(s.Spec.Selector, s.Name),
-		Ports:    s.Spec.Ports,
-	}
-	s.Status = corev1.ServiceStatus{}
-	return s
 }

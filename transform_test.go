@@ -76,7 +76,7 @@ func TestSlimCacheAnswersLikeTheFullObject(t *testing.T) {
 
 			slim := slimDeployment(full.DeepCopy())
 			slimSvc := slimService(fullSvc.DeepCopy())
-			if a, b := deploymentMatches(full, desiredDeployment(dobj)), deploymentMatches(slim, desiredDeployment(dobj)); a != b {
+			if a, b := deploymentInSync(full, desiredDeployment(dobj, profileNone)), deploymentInSync(slim, desiredDeployment(dobj, profileNone)); a != b {
 				t.Errorf("deploymentMatches: full %v, slim %v", a, b)
 			}
 			_, a := mergeService(fullSvc, desiredService(dobj))

@@ -131,6 +131,8 @@ func TestValidObjects(t *testing.T) {
 		}()},
 		{"UDP and TCP on one port number", func() map[string]any {
 			o := cases.Valid("dns")
+			// The liveness probe names the port "http".
+			delete(o["spec"].(map[string]any), "livenessProbe")
 			o["spec"].(map[string]any)["ports"] = []any{
 				map[string]any{"name": "dns-udp", "containerPort": int64(53), "protocol": "UDP"},
 				map[string]any{"name": "dns-tcp", "containerPort": int64(53), "protocol": "TCP"},
@@ -219,6 +221,33 @@ func TestInvalidObjects(t *testing.T) {
 			}
 			if msg := errs.ToAggregate().Error(); !strings.Contains(msg, tc.Field) {
 				t.Errorf("message does not name %s: %s", tc.Field, msg)
+			}
+		})
+	}
+}
+
+// TestRefusedVolumeSourcesSayWhy: a refused volume source is named in the
+// message, with the reason and what to use instead, rather than pruned.
+func TestRefusedVolumeSourcesSayWhy(t *testing.T) {
+	_, s := loadCRD(t)
+	for _, tc := range []struct {
+		source  string
+		content map[string]any
+		why     string
+	}{
+		{"hostPath", map[string]any{"path": "/etc"}, "they expose the node's filesystem to the pod"},
+		{"nfs", map[string]any{"server": "nfs.example.com", "path": "/export"}, "rather than through a PersistentVolumeClaim"},
+		{"ephemeral", map[string]any{"volumeClaimTemplate": map[string]any{}}, "they create PersistentVolumeClaims"},
+		{"gitRepo", map[string]any{"repository": "https://example.com/repo.git"}, "they are deprecated and run git on the node"},
+	} {
+		t.Run(tc.source, func(t *testing.T) {
+			obj := cases.Valid("web")
+			spec := obj["spec"].(map[string]any)
+			spec["volumes"] = append(spec["volumes"].([]any), map[string]any{"name": "refused", tc.source: tc.content})
+			msg := s.validate(obj).ToAggregate().Error()
+			want := "spec.volumes[2]." + tc.source + ": "
+			if !strings.Contains(msg, want) || !strings.Contains(msg, tc.why) || !strings.Contains(msg, "use configMap, secret, emptyDir") {
+				t.Errorf("message does not name %s with its reason %q and the alternatives: %s", want, tc.why, msg)
 			}
 		})
 	}

@@ -39,3 +39,6 @@ go run "sigs.k8s.io/controller-tools/cmd/controller-gen@${CONTROLLER_GEN_VERSION
     crd:crdVersions=v1 \
     paths=./pkg/apis/... \
     output:crd:artifacts:config=crd
+# Bounds and refused volume sources for the types embedded from k8s.io/api
+# (see hack/crdpost).
+go run ./hack/crdpost crd/app.deployobject.dev_deployobjects.yaml

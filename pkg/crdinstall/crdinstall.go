@@ -1,7 +1,7 @@
 // Package crdinstall installs CustomResourceDefinitions from YAML files and
 // waits until the API server serves them. The local cluster (make run) and
-// the end-to-end tests use it; in production, `kubectl apply -k deploy/` does
-// the same job.
+// the end-to-end tests use it; in production, `kubectl apply --server-side -k
+// deploy/` does the same job.
 package crdinstall
 
 import (

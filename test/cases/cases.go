@@ -62,7 +62,94 @@ func Valid(name string) map[string]any {
 				map[string]any{"name": "http", "containerPort": int64(8080), "servicePort": int64(80), "appProtocol": "http"},
 				map[string]any{"name": "metrics", "containerPort": int64(9090), "protocol": "TCP"},
 			},
-			"serviceType": "NodePort",
+			"serviceType":     "NodePort",
+			"imagePullPolicy": "IfNotPresent",
+			"envFrom": []any{
+				map[string]any{"configMapRef": map[string]any{"name": "cfg"}},
+				map[string]any{"prefix": "DB_", "secretRef": map[string]any{"name": "db", "optional": true}},
+			},
+			"livenessProbe": map[string]any{
+				"httpGet":       map[string]any{"path": "/healthz", "port": "http"},
+				"periodSeconds": int64(10), "failureThreshold": int64(3),
+			},
+			"readinessProbe": map[string]any{"tcpSocket": map[string]any{"port": int64(8080)}},
+			"startupProbe": map[string]any{
+				"exec":             map[string]any{"command": []any{"cat", "/tmp/started"}},
+				"failureThreshold": int64(30),
+			},
+			"lifecycle": map[string]any{
+				"preStop": map[string]any{"sleep": map[string]any{"seconds": int64(5)}},
+			},
+			"volumeMounts": []any{
+				map[string]any{"name": "config", "mountPath": "/etc/app", "readOnly": true},
+				map[string]any{"name": "scratch", "mountPath": "/tmp"},
+			},
+			"securityContext": map[string]any{
+				"allowPrivilegeEscalation": false,
+				"readOnlyRootFilesystem":   true,
+				"capabilities":             map[string]any{"drop": []any{"ALL"}},
+			},
+			"volumes": []any{
+				map[string]any{"name": "config", "configMap": map[string]any{"name": "cfg", "items": []any{
+					map[string]any{"key": "app.yaml", "path": "app.yaml"},
+				}}},
+				map[string]any{"name": "scratch", "emptyDir": map[string]any{"sizeLimit": "64Mi"}},
+			},
+			"serviceAccountName":           "web",
+			"automountServiceAccountToken": false,
+			"imagePullSecrets":             []any{map[string]any{"name": "registry"}},
+			"podSecurityContext": map[string]any{
+				"runAsNonRoot":   true,
+				"runAsUser":      int64(10001),
+				"fsGroup":        int64(10001),
+				"seccompProfile": map[string]any{"type": "RuntimeDefault"},
+			},
+			"nodeSelector": map[string]any{"kubernetes.io/os": "linux"},
+			"tolerations": []any{
+				map[string]any{"key": "dedicated", "operator": "Equal", "value": "web", "effect": "NoSchedule"},
+			},
+			"affinity": map[string]any{"podAntiAffinity": map[string]any{
+				"preferredDuringSchedulingIgnoredDuringExecution": []any{map[string]any{
+					"weight": int64(100),
+					"podAffinityTerm": map[string]any{
+						"topologyKey":   "kubernetes.io/hostname",
+						"labelSelector": map[string]any{"matchLabels": map[string]any{"app.deployobject.dev/name": name}},
+					},
+				}},
+			}},
+			"topologySpreadConstraints": []any{map[string]any{
+				"maxSkew":           int64(1),
+				"topologyKey":       "topology.kubernetes.io/zone",
+				"whenUnsatisfiable": "ScheduleAnyway",
+				"labelSelector":     map[string]any{"matchLabels": map[string]any{"app.deployobject.dev/name": name}},
+			}},
+			"priorityClassName":             "high",
+			"terminationGracePeriodSeconds": int64(45),
+			"podMetadata": map[string]any{
+				"labels":      map[string]any{"team": "shop"},
+				"annotations": map[string]any{"prometheus.io/scrape": "true", "prometheus.io/port": "9090"},
+			},
+			"initContainers": []any{map[string]any{
+				"name":         "migrate",
+				"image":        "registry.example.com/shop/migrate:1.4",
+				"args":         []any{"--to", "latest"},
+				"volumeMounts": []any{map[string]any{"name": "scratch", "mountPath": "/work"}},
+			}},
+			"sidecars": []any{map[string]any{
+				"name":           "proxy",
+				"image":          "envoyproxy/envoy:v1.31.0",
+				"ports":          []any{map[string]any{"name": "admin", "containerPort": int64(9901)}},
+				"readinessProbe": map[string]any{"httpGet": map[string]any{"path": "/ready", "port": int64(9901)}},
+				"volumeMounts":   []any{map[string]any{"name": "config", "mountPath": "/etc/envoy", "readOnly": true}},
+				"resources":      map[string]any{"requests": map[string]any{"cpu": "50m", "memory": "32Mi"}},
+			}},
+			"strategy": map[string]any{
+				"type":          "RollingUpdate",
+				"rollingUpdate": map[string]any{"maxSurge": int64(1), "maxUnavailable": "0%"},
+			},
+			"minReadySeconds":         int64(5),
+			"progressDeadlineSeconds": int64(300),
+			"revisionHistoryLimit":    int64(5),
 		},
 	}
 }
@@ -96,11 +183,42 @@ func AcceptedTable() []Accepted {
 		{"env resourceFieldRef", func(o map[string]any) {
 			env(o, 1)["valueFrom"] = map[string]any{"resourceFieldRef": map[string]any{"containerName": "app", "resource": "limits.memory", "divisor": "1Mi"}}
 		}},
-		{"env secretKeyRef without a name", func(o map[string]any) {
-			env(o, 1)["valueFrom"] = map[string]any{"secretKeyRef": map[string]any{"key": "k"}}
-		}},
 		{"env value empty", func(o map[string]any) { env(o, 0)["value"] = "" }},
 		{"integer quantity", func(o map[string]any) { resources(o, "limits")["cpu"] = int64(2) }},
+		{"env fileKeyRef to an emptyDir volume", func(o map[string]any) {
+			env(o, 1)["valueFrom"] = map[string]any{"fileKeyRef": map[string]any{"volumeName": "scratch", "path": "app.env", "key": "LEVEL", "optional": true}}
+		}},
+		{"probes on named ports", func(o map[string]any) {
+			specMap(o, "readinessProbe")["tcpSocket"].(map[string]any)["port"] = "metrics"
+			spec(o)["startupProbe"] = map[string]any{"grpc": map[string]any{"port": int64(9090)}}
+		}},
+		{"every supported volume source", addVolume(
+			map[string]any{"name": "tls", "secret": map[string]any{"secretName": "tls", "defaultMode": int64(0o400)}},
+			map[string]any{"name": "data", "persistentVolumeClaim": map[string]any{"claimName": "data"}},
+			map[string]any{"name": "token", "projected": map[string]any{"sources": []any{
+				map[string]any{"serviceAccountToken": map[string]any{"audience": "vault", "expirationSeconds": int64(3600), "path": "token"}},
+				map[string]any{"configMap": map[string]any{"name": "kube-root-ca.crt"}},
+			}}},
+			map[string]any{"name": "podinfo", "downwardAPI": map[string]any{"items": []any{
+				map[string]any{"path": "labels", "fieldRef": map[string]any{"fieldPath": "metadata.labels"}},
+			}}},
+		)},
+		{"sidecar restartPolicy Always", func(o map[string]any) { item(o, "sidecars", 0)["restartPolicy"] = "Always" }},
+		{"strategy Recreate", setSpec("strategy", map[string]any{"type": "Recreate"})},
+		{"progressDeadlineSeconds just above minReadySeconds", setSpec("progressDeadlineSeconds", int64(6))},
+		{"progressDeadlineSeconds without minReadySeconds", func(o map[string]any) {
+			delete(spec(o), "minReadySeconds")
+			spec(o)["progressDeadlineSeconds"] = int64(1)
+		}},
+		// A preStop sleep must fit in the grace period.
+		{"terminationGracePeriodSeconds zero", func(o map[string]any) {
+			delete(spec(o), "lifecycle")
+			spec(o)["terminationGracePeriodSeconds"] = int64(0)
+		}},
+		{"preStop sleep as long as the grace period", setSpec("terminationGracePeriodSeconds", int64(5))},
+		{"podMetadata label under the controller's prefix", func(o map[string]any) {
+			specMap(o, "podMetadata")["labels"].(map[string]any)["app.deployobject.dev/tier"] = "frontend"
+		}},
 	}
 }
 
@@ -181,6 +299,17 @@ func resources(obj map[string]any, kind string) map[string]any {
 	return spec(obj)["resources"].(map[string]any)[kind].(map[string]any)
 }
 
+func specMap(obj map[string]any, key string) map[string]any {
+	return spec(obj)[key].(map[string]any)
+}
+func item(obj map[string]any, list string, i int) map[string]any {
+	return spec(obj)[list].([]any)[i].(map[string]any)
+}
+
+func addVolume(v ...any) func(map[string]any) {
+	return func(obj map[string]any) { spec(obj)["volumes"] = append(spec(obj)["volumes"].([]any), v...) }
+}
+
 func setSpec(key string, v any) func(map[string]any) {
 	return func(obj map[string]any) { spec(obj)[key] = v }
 }
@@ -235,7 +364,7 @@ func InvalidTable() []Invalid {
 		{"env name missing", "spec.env[0].name", func(o map[string]any) { delete(env(o, 0), "name") }},
 		{"env name too long", "spec.env[0].name", func(o map[string]any) { env(o, 0)["name"] = strings.Repeat("N", MaxEnvNameLength+1) }},
 		{"env value too long", "spec.env[0].value", func(o map[string]any) { env(o, 0)["value"] = strings.Repeat("v", MaxEnvValueLength+1) }},
-		{"env fileKeyRef", "spec.env[1].valueFrom.fileKeyRef", func(o map[string]any) {
+		{"env fileKeyRef without its volume", "valueFrom.fileKeyRef", func(o map[string]any) {
 			env(o, 1)["valueFrom"] = map[string]any{"fileKeyRef": map[string]any{"volumeName": "cfg", "path": "app.env", "key": "LEVEL"}}
 		}},
 		{"env configMapKeyRef name too long", "spec.env[1].valueFrom.configMapKeyRef.name", func(o map[string]any) {
@@ -277,5 +406,151 @@ func InvalidTable() []Invalid {
 		{"command too long", "spec.command", setSpec("command", repeat(65, func(int) any { return "x" }))},
 		{"name not a DNS-1035 label", "metadata.name", func(o map[string]any) { o["metadata"].(map[string]any)["name"] = "1web" }},
 		{"spec missing", "spec", func(o map[string]any) { delete(o, "spec") }},
+
+		// The pod surface. Each case is one the Pod or Deployment API
+		// rejects too, unless its comment says why the DeployObject refuses
+		// it earlier.
+		{"imagePullPolicy unknown", "spec.imagePullPolicy", setSpec("imagePullPolicy", "Sometimes")},
+		{"envFrom with configMapRef and secretRef", "spec.envFrom[0]", func(o map[string]any) {
+			item(o, "envFrom", 0)["secretRef"] = map[string]any{"name": "db"}
+		}},
+		{"envFrom configMapRef name empty", "spec.envFrom[0].configMapRef.name", func(o map[string]any) {
+			item(o, "envFrom", 0)["configMapRef"] = map[string]any{"name": ""}
+		}},
+		{"env secretKeyRef without a name", "spec.env[1].valueFrom.secretKeyRef.name", func(o map[string]any) {
+			env(o, 1)["valueFrom"] = map[string]any{"secretKeyRef": map[string]any{"key": "k"}}
+		}},
+		{"sidecar env configMapKeyRef name not a DNS subdomain", "spec.sidecars[0].env[0].valueFrom.configMapKeyRef.name", func(o map[string]any) {
+			item(o, "sidecars", 0)["env"] = []any{map[string]any{"name": "X", "valueFrom": map[string]any{"configMapKeyRef": map[string]any{"name": "My_Config", "key": "x"}}}}
+		}},
+		{"configMap volume without a name", "spec.volumes[0].configMap.name", func(o map[string]any) {
+			delete(item(o, "volumes", 0)["configMap"].(map[string]any), "name")
+		}},
+		{"secret volume without secretName", "spec.volumes[2].secret.secretName", addVolume(map[string]any{"name": "tls", "secret": map[string]any{}})},
+		{"persistentVolumeClaim volume with an empty claimName", "spec.volumes[2].persistentVolumeClaim.claimName", addVolume(map[string]any{"name": "data", "persistentVolumeClaim": map[string]any{"claimName": ""}})},
+		{"probe without a handler", "spec.livenessProbe", func(o map[string]any) {
+			spec(o)["livenessProbe"] = map[string]any{"periodSeconds": int64(10)}
+		}},
+		{"probe with two handlers", "spec.readinessProbe", func(o map[string]any) {
+			specMap(o, "readinessProbe")["exec"] = map[string]any{"command": []any{"true"}}
+		}},
+		{"probe periodSeconds negative", "spec.startupProbe.periodSeconds", func(o map[string]any) {
+			specMap(o, "startupProbe")["periodSeconds"] = int64(-1)
+		}},
+		{"liveness probe successThreshold above 1", "spec.livenessProbe.successThreshold", func(o map[string]any) {
+			specMap(o, "livenessProbe")["successThreshold"] = int64(2)
+		}},
+		{"readiness probe with terminationGracePeriodSeconds", "spec.readinessProbe.terminationGracePeriodSeconds", func(o map[string]any) {
+			specMap(o, "readinessProbe")["terminationGracePeriodSeconds"] = int64(10)
+		}},
+		{"sidecar probe without a handler", "spec.sidecars[0].readinessProbe", func(o map[string]any) {
+			item(o, "sidecars", 0)["readinessProbe"] = map[string]any{"periodSeconds": int64(5)}
+		}},
+		{"lifecycle hook without a handler", "spec.lifecycle.preStop", func(o map[string]any) {
+			specMap(o, "lifecycle")["preStop"] = map[string]any{}
+		}},
+		{"sidecar lifecycle hook with two handlers", "spec.sidecars[0].lifecycle.postStart", func(o map[string]any) {
+			item(o, "sidecars", 0)["lifecycle"] = map[string]any{"postStart": map[string]any{
+				"exec":  map[string]any{"command": []any{"true"}},
+				"sleep": map[string]any{"seconds": int64(1)},
+			}}
+		}},
+		// The Pod API takes any IANA service name as a probe port; a name
+		// that no container port has makes the kubelet fail the probe at
+		// run time, restarting the container over and over.
+		{"probe port name not in spec.ports", "spec.livenessProbe.httpGet.port", func(o map[string]any) {
+			specMap(o, "livenessProbe")["httpGet"].(map[string]any)["port"] = "health"
+		}},
+		{"probe tcpSocket port name not in spec.ports", "spec.readinessProbe.tcpSocket.port", func(o map[string]any) {
+			specMap(o, "readinessProbe")["tcpSocket"].(map[string]any)["port"] = "web"
+		}},
+		{"volumeMount of an undeclared volume", "spec.volumeMounts", func(o map[string]any) {
+			item(o, "volumeMounts", 0)["name"] = "cache"
+		}},
+		{"sidecar volumeMount of an undeclared volume", "spec.sidecars", func(o map[string]any) {
+			item(o, "sidecars", 0)["volumeMounts"] = []any{map[string]any{"name": "certs", "mountPath": "/certs"}}
+		}},
+		{"init container volumeMount of an undeclared volume", "spec.initContainers", func(o map[string]any) {
+			item(o, "initContainers", 0)["volumeMounts"] = []any{map[string]any{"name": "data", "mountPath": "/data"}}
+		}},
+		{"env fileKeyRef to a volume that is not an emptyDir", "spec.env", func(o map[string]any) {
+			env(o, 1)["valueFrom"] = map[string]any{"fileKeyRef": map[string]any{"volumeName": "config", "path": "app.env", "key": "LEVEL"}}
+		}},
+		{"duplicate volume name", "spec.volumes[2]", addVolume(map[string]any{"name": "config", "emptyDir": map[string]any{}})},
+		{"volume name not a DNS label", "spec.volumes[0].name", func(o map[string]any) { item(o, "volumes", 0)["name"] = "Config" }},
+		// The Pod API takes a hostPath volume (Pod Security "baseline"
+		// refuses it); a DeployObject refuses it for every namespace.
+		{"hostPath volume", "spec.volumes[2].hostPath", addVolume(map[string]any{"name": "host", "hostPath": map[string]any{"path": "/etc"}})},
+		// The Pod API takes an nfs volume; a DeployObject reaches storage
+		// only through a PersistentVolumeClaim.
+		{"nfs volume", "spec.volumes[2].nfs", addVolume(map[string]any{"name": "share", "nfs": map[string]any{"server": "nfs.example.com", "path": "/export"}})},
+		{"volume with two sources", "spec.volumes[1]", func(o map[string]any) {
+			item(o, "volumes", 1)["secret"] = map[string]any{"secretName": "tls"}
+		}},
+		// The Deployment API takes a matching value and refuses another
+		// one (the selector would no longer match the template); either
+		// way the label is the controller's.
+		{"podMetadata label app.deployobject.dev/name", "spec.podMetadata.labels", func(o map[string]any) {
+			specMap(o, "podMetadata")["labels"].(map[string]any)["app.deployobject.dev/name"] = "other"
+		}},
+		// The Pod API takes any value for this label.
+		{"podMetadata label app.kubernetes.io/managed-by", "spec.podMetadata.labels", func(o map[string]any) {
+			specMap(o, "podMetadata")["labels"].(map[string]any)["app.kubernetes.io/managed-by"] = "helm"
+		}},
+		{"sidecar name not a DNS label", "spec.sidecars[0].name", func(o map[string]any) { item(o, "sidecars", 0)["name"] = "Proxy_1" }},
+		{"sidecar without an image", "spec.sidecars[0].image", func(o map[string]any) { delete(item(o, "sidecars", 0), "image") }},
+		{"init container name too long", "spec.initContainers[0].name", func(o map[string]any) {
+			item(o, "initContainers", 0)["name"] = strings.Repeat("m", 64)
+		}},
+		{"init container with a probe", "spec.initContainers[0]", func(o map[string]any) {
+			item(o, "initContainers", 0)["livenessProbe"] = map[string]any{"exec": map[string]any{"command": []any{"true"}}}
+		}},
+		{"init container with lifecycle", "spec.initContainers[0]", func(o map[string]any) {
+			item(o, "initContainers", 0)["lifecycle"] = map[string]any{"preStop": map[string]any{"sleep": map[string]any{"seconds": int64(1)}}}
+		}},
+		{"sidecar named app", "spec.sidecars", func(o map[string]any) { item(o, "sidecars", 0)["name"] = "app" }},
+		{"init container named app", "spec.initContainers", func(o map[string]any) { item(o, "initContainers", 0)["name"] = "app" }},
+		{"init container named like a sidecar", "spec.sidecars", func(o map[string]any) { item(o, "initContainers", 0)["name"] = "proxy" }},
+		{"duplicate sidecar name", "spec.sidecars[1]", func(o map[string]any) {
+			spec(o)["sidecars"] = append(spec(o)["sidecars"].([]any), map[string]any{"name": "proxy", "image": "busybox:1.37"})
+		}},
+		// The Pod API takes restartPolicy Always on an init container: that
+		// is a sidecar, which a DeployObject declares in sidecars.
+		{"init container with restartPolicy", "spec.initContainers[0].restartPolicy", func(o map[string]any) {
+			item(o, "initContainers", 0)["restartPolicy"] = "Always"
+		}},
+		// With container restart rules, the Pod API takes OnFailure on an
+		// init container, which then runs to completion: not a sidecar.
+		{"sidecar with restartPolicy OnFailure", "spec.sidecars[0].restartPolicy", func(o map[string]any) {
+			item(o, "sidecars", 0)["restartPolicy"] = "OnFailure"
+		}},
+		// The Pod API bounds neither these lists nor a container's strings;
+		// the CRD does, so that the object's size and its rules' cost are
+		// bounded.
+		{"too many sidecars", "spec.sidecars", setSpec("sidecars", repeat(9, func(i int) any {
+			return map[string]any{"name": fmt.Sprintf("s%d", i), "image": "busybox:1.37"}
+		}))},
+		{"sidecar arg too long", "spec.sidecars[0].args[0]", func(o map[string]any) {
+			item(o, "sidecars", 0)["args"] = []any{strings.Repeat("a", 4097)}
+		}},
+		{"too many tolerations", "spec.tolerations", setSpec("tolerations", repeat(33, func(i int) any {
+			return map[string]any{"key": fmt.Sprintf("k%d", i), "operator": "Exists"}
+		}))},
+		{"serviceAccountName not a DNS subdomain", "spec.serviceAccountName", setSpec("serviceAccountName", "Web_Account")},
+		// The Pod API turns a negative grace period into 1 second rather
+		// than refusing it.
+		{"terminationGracePeriodSeconds negative", "spec.terminationGracePeriodSeconds", setSpec("terminationGracePeriodSeconds", int64(-1))},
+		{"preStop sleep longer than the grace period", "spec.lifecycle", setSpec("terminationGracePeriodSeconds", int64(4))},
+		{"sidecar preStop sleep longer than the default grace period", "spec.sidecars", func(o map[string]any) {
+			delete(spec(o), "terminationGracePeriodSeconds")
+			item(o, "sidecars", 0)["lifecycle"] = map[string]any{"preStop": map[string]any{"sleep": map[string]any{"seconds": int64(31)}}}
+		}},
+		{"preStop sleep negative", "spec.lifecycle.preStop.sleep.seconds", func(o map[string]any) {
+			specMap(o, "lifecycle")["preStop"] = map[string]any{"sleep": map[string]any{"seconds": int64(-1)}}
+		}},
+		{"strategy Recreate with rollingUpdate", "spec.strategy.rollingUpdate", func(o map[string]any) {
+			specMap(o, "strategy")["type"] = "Recreate"
+		}},
+		{"progressDeadlineSeconds not above minReadySeconds", "spec.progressDeadlineSeconds", setSpec("progressDeadlineSeconds", int64(5))},
 	}
 }

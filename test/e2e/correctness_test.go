@@ -238,8 +238,8 @@ func TestServerCanonicalValuesCauseNoWrites(t *testing.T) {
 	}
 	time.Sleep(5 * time.Second)
 	for _, resource := range []string{"deployments", "services"} {
-		if n := controllerWrites(t, ns, resource, "update", since)["web"]; n != 0 {
-			t.Errorf("%d updates of %s web after it was in sync: the controller fights the API server's canonical form", n, resource)
+		if n := controllerWrites(t, ns, resource, "write", since)["web"]; n != 0 {
+			t.Errorf("%d writes of %s web after it was in sync: the controller fights the API server's canonical form", n, resource)
 		}
 	}
 	if n := countEvents(t, ns, "web", corev1.EventTypeNormal, "DriftCorrected"); n != 0 {

@@ -318,10 +318,12 @@ func TestKubectlScale(t *testing.T) {
 	}
 }
 
-func TestUnownedDeploymentIsLeftAlone(t *testing.T) {
-	ns := newNamespace(t)
+// createForeignDeployment creates a Deployment name that no DeployObject
+// controls and that lacks the labels of one's children.
+func createForeignDeployment(t *testing.T, ns, name string) *appsv1.Deployment {
+	t.Helper()
 	foreign := &appsv1.Deployment{
-		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: ns, Labels: map[string]string{"owner": "someone-else"}},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: map[string]string{"owner": "someone-else"}},
 		Spec: appsv1.DeploymentSpec{
 			Replicas: ptr.To[int32](1),
 			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "theirs"}},
@@ -335,6 +337,12 @@ func TestUnownedDeploymentIsLeftAlone(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return foreign
+}
+
+func TestUnownedDeploymentIsLeftAlone(t *testing.T) {
+	ns := newNamespace(t)
+	foreign := createForeignDeployment(t, ns, "web")
 	create(t, newDO(ns, "web"))
 	cond := waitReason(t, ns, "web", metav1.ConditionFalse, appv1.ReasonResourceConflict)
 	if !strings.Contains(cond.Message, "Deployment web") {
@@ -488,7 +496,7 @@ func TestExamplesApply(t *testing.T) {
 	}
 	waitReady(t, ns, "hello")
 	waitReady(t, ns, "web")
-	if s := getService(t, ns, "web"); s.Spec.Type != corev1.ServiceTypeNodePort || len(s.Spec.Ports) != 2 {
+	if s := getService(t, ns, "web"); s.Spec.Type != corev1.ServiceTypeClusterIP || len(s.Spec.Ports) != 1 {
 		t.Errorf("the full example's Service = %s with %d ports", s.Spec.Type, len(s.Spec.Ports))
 	}
 }

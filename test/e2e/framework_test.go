@@ -381,6 +381,16 @@ func dumpNamespace(t *testing.T, ns string) {
 }
 
 // kubectl runs the cluster's kubectl and returns its combined output.
+// applyDeploy applies deploy/ as the README tells an operator to:
+// server-side, because client-side apply would copy the CRD into an
+// annotation, and it is larger than the 256 KiB annotations may take.
+func applyDeploy(t *testing.T) {
+	t.Helper()
+	if out, err := kubectl("apply", "--server-side", "-k", filepath.Join(env.repoRoot, "deploy")); err != nil {
+		t.Fatalf("kubectl apply --server-side -k deploy/: %v\n%s", err, out)
+	}
+}
+
 func kubectl(args ...string) (string, error) {
 	cmd := exec.Command(env.kubectl, append([]string{"--kubeconfig", env.kubeconfig}, args...)...)
 	var buf bytes.Buffer
@@ -454,9 +464,12 @@ type auditEvent struct {
 
 // controllerWrites counts by object name, from the API server's audit log
 // (every write is logged, see hack/tools/audit-policy.yaml), the requests
-// with verb on resource in namespace ns made by the controller since t0. The
+// with verb on resource in namespace ns made by the controller since t0;
+// verb "write" counts every create, update, patch and delete. The
 // API server names the object of a create from its body, also when
 // admission rejects it.
+var writeVerbs = map[string]bool{"create": true, "update": true, "patch": true, "delete": true}
+
 func controllerWrites(t *testing.T, ns, resource, verb string, since time.Time) map[string]int {
 	t.Helper()
 	f, err := os.Open(filepath.Join(filepath.Dir(env.kubeconfig), "logs", "audit.log"))
@@ -472,7 +485,7 @@ func controllerWrites(t *testing.T, ns, resource, verb string, since time.Time) 
 		if json.Unmarshal(sc.Bytes(), &e) != nil {
 			continue
 		}
-		if e.Verb == verb && e.ObjectRef.Resource == resource && e.ObjectRef.Namespace == ns &&
+		if (e.Verb == verb || (verb == "write" && writeVerbs[e.Verb])) && e.ObjectRef.Resource == resource && e.ObjectRef.Namespace == ns &&
 			strings.HasPrefix(e.UserAgent, "deployobject-controller/") && !e.RequestReceivedTimestamp.Before(since) {
 			n[e.ObjectRef.Name]++
 		}

@@ -33,9 +33,7 @@ func TestInClusterUnderDeployRBAC(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("needs root for a private mount namespace (unshare -m); CI runs as root")
 	}
-	if out, err := kubectl("apply", "-k", filepath.Join(env.repoRoot, "deploy")); err != nil {
-		t.Fatalf("kubectl apply -k deploy/: %v\n%s", err, out)
-	}
+	applyDeploy(t)
 	// The manifests themselves must be admissible: the restricted Pod
 	// Security level of the namespace admits the controller's pods.
 	eventually(t, timeout, "the deploy/ Deployment to be Available", func() (bool, string, error) {
@@ -137,9 +135,7 @@ func TestInClusterUnderDeployRBAC(t *testing.T) {
 // TestServiceAccountPermissions checks the deploy/ RBAC against the real API
 // server: exactly what the controller needs, and no Secrets.
 func TestServiceAccountPermissions(t *testing.T) {
-	if out, err := kubectl("apply", "-k", filepath.Join(env.repoRoot, "deploy")); err != nil {
-		t.Fatalf("kubectl apply -k deploy/: %v\n%s", err, out)
-	}
+	applyDeploy(t)
 	for _, tc := range []struct {
 		args []string
 		want string
@@ -148,7 +144,9 @@ func TestServiceAccountPermissions(t *testing.T) {
 		{[]string{"patch", "deployobjects.app.deployobject.dev", "--subresource=status", "-n", "default"}, "yes"},
 		{[]string{"update", "deployobjects.app.deployobject.dev", "--subresource=finalizers", "-n", "default"}, "yes"},
 		{[]string{"patch", "deployobjects.app.deployobject.dev", "--subresource=finalizers", "-n", "default"}, "no"},
-		{[]string{"update", "deployments.apps", "-n", "default"}, "yes"},
+		{[]string{"patch", "deployments.apps", "-n", "default"}, "yes"},
+		{[]string{"update", "deployments.apps", "-n", "default"}, "no"},
+		{[]string{"patch", "services", "-n", "default"}, "yes"},
 		{[]string{"delete", "services", "-n", "default"}, "yes"},
 		{[]string{"create", "events", "-n", "default"}, "yes"},
 		{[]string{"update", "leases.coordination.k8s.io/deployobject-controller", "-n", systemNamespace}, "yes"},
@@ -318,7 +316,7 @@ func TestShutdownUnderBacklog(t *testing.T) {
 	exited := time.Since(signalled)
 	writes := 0
 	for _, w := range []struct{ resource, verb string }{
-		{"deployments", "create"}, {"deployments", "update"}, {"services", "create"}, {"services", "update"}, {"services", "delete"}, {"deployobjects", "patch"},
+		{"deployments", "write"}, {"services", "write"}, {"deployobjects", "write"},
 	} {
 		for _, c := range controllerWrites(t, ns, w.resource, w.verb, signalled) {
 			writes += c

@@ -88,9 +88,7 @@ func TestOwnerReferencesPermissionEnforcement(t *testing.T) {
 // user bound to edit manages DeployObjects, one bound to view only reads
 // them.
 func TestUserRolesAggregateIntoBuiltInRoles(t *testing.T) {
-	if out, err := kubectl("apply", "-k", filepath.Join(env.repoRoot, "deploy")); err != nil {
-		t.Fatalf("kubectl apply -k deploy/: %v\n%s", err, out)
-	}
+	applyDeploy(t)
 	ns := newNamespace(t)
 	const editor, viewer = "e2e-editor", "e2e-viewer"
 	bindRole(t, ns, editor, "ClusterRole", "edit")
@@ -241,9 +239,7 @@ func metricsToken(t *testing.T, ns, name string, reader bool) string {
 // as deploy/ does: /metrics is served over HTTPS, to a token whose identity
 // holds deployobject-metrics-reader, and the probes stay open.
 func TestMetricsRequireAuthorization(t *testing.T) {
-	if out, err := kubectl("apply", "-k", filepath.Join(env.repoRoot, "deploy")); err != nil {
-		t.Fatalf("kubectl apply -k deploy/: %v\n%s", err, out)
-	}
+	applyDeploy(t)
 	// The controller watches an empty namespace, so that it does not
 	// reconcile alongside the shared one.
 	ns := newNamespace(t)

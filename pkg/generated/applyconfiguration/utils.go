@@ -32,14 +32,24 @@ import (
 func ForKind(kind schema.GroupVersionKind) interface{} {
 	switch kind {
 	// Group=app.deployobject.dev, Version=v1
+	case v1.SchemeGroupVersion.WithKind("ContainerSpec"):
+		return &appv1.ContainerSpecApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("DeployObject"):
 		return &appv1.DeployObjectApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("DeployObjectSpec"):
 		return &appv1.DeployObjectSpecApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("DeployObjectStatus"):
 		return &appv1.DeployObjectStatusApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("PodMetadata"):
+		return &appv1.PodMetadataApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("PodSpec"):
+		return &appv1.PodSpecApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("Port"):
 		return &appv1.PortApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("RolloutSpec"):
+		return &appv1.RolloutSpecApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("Volume"):
+		return &appv1.VolumeApplyConfiguration{}
 
 	}
 	return nil

@@ -36,3 +36,25 @@ const (
 	// retries with backoff, as permissions and policies may change.
 	ReasonForbidden = "Forbidden"
 )
+
+// The kstatus conditions (https://github.com/kubernetes-sigs/cli-utils/tree/master/pkg/kstatus),
+// which GitOps tools such as Flux read to tell a rollout still going from one
+// that cannot succeed. The controller derives them from the Ready condition,
+// at the same generation, and writes them in the same status writes: at most
+// one of them is present, with Status True and the reason and message of
+// Ready, and neither is present while Ready is True.
+const (
+	// ConditionReconciling is True while the controller or the Deployment
+	// controller is still working toward the current generation: children
+	// being made, a rollout or a scale going on. Its reason is
+	// ReasonProgressing, or ReasonPaused for a rollout paused with `kubectl
+	// rollout pause`: the DeployObject is not done, and nothing is broken.
+	ConditionReconciling = "Reconciling"
+	// ConditionStalled is True when progress needs someone to act: its
+	// reason is one of ReasonInvalidSpec, ReasonResourceConflict,
+	// ReasonQuotaExceeded, ReasonForbidden, ReasonReplicaFailure and
+	// ReasonProgressDeadlineExceeded. The controller keeps retrying what may
+	// resolve by itself (a quota raised, a foreign object deleted) and
+	// removes the condition once it does.
+	ConditionStalled = "Stalled"
+)

@@ -30,8 +30,12 @@ type DeployObject struct {
 	// +required
 	Spec DeployObjectSpec `json:"spec"`
 
-	// status is the state the controller last observed.
+	// status is the state the controller last observed. Until its first
+	// sync it reads observedGeneration 0, so that tools comparing it with
+	// metadata.generation (kstatus, Flux) wait for the controller instead of
+	// taking a DeployObject without status for current.
 	// +optional
+	// +kubebuilder:default={observedGeneration: 0}
 	Status DeployObjectStatus `json:"status,omitempty"`
 }
 
@@ -40,6 +44,19 @@ type DeployObject struct {
 // +kubebuilder:validation:XValidation:rule="!has(self.ports) || self.ports.all(p, self.ports.exists_one(q, (has(q.servicePort) ? q.servicePort : q.containerPort) == (has(p.servicePort) ? p.servicePort : p.containerPort) && q.protocol == p.protocol))",message="each servicePort (defaulting to containerPort) must be unique per protocol",fieldPath=".ports"
 // +kubebuilder:validation:XValidation:rule="!has(self.ports) || self.ports.all(p, self.ports.exists_one(q, q.containerPort == p.containerPort && q.protocol == p.protocol))",message="each containerPort must be unique per protocol",fieldPath=".ports"
 // +kubebuilder:validation:XValidation:rule="!has(self.serviceType) || self.serviceType == 'ClusterIP' || (has(self.ports) && size(self.ports) > 0)",message="serviceType other than ClusterIP needs at least one port",fieldPath=".serviceType"
+// +kubebuilder:validation:XValidation:rule="!has(self.livenessProbe) || !has(self.livenessProbe.httpGet) || type(self.livenessProbe.httpGet.port) == int || (has(self.ports) && self.ports.exists(p, p.name == self.livenessProbe.httpGet.port))",message="a probe port must be a number or the name of one of spec.ports",fieldPath=".livenessProbe.httpGet.port"
+// +kubebuilder:validation:XValidation:rule="!has(self.livenessProbe) || !has(self.livenessProbe.tcpSocket) || type(self.livenessProbe.tcpSocket.port) == int || (has(self.ports) && self.ports.exists(p, p.name == self.livenessProbe.tcpSocket.port))",message="a probe port must be a number or the name of one of spec.ports",fieldPath=".livenessProbe.tcpSocket.port"
+// +kubebuilder:validation:XValidation:rule="!has(self.readinessProbe) || !has(self.readinessProbe.httpGet) || type(self.readinessProbe.httpGet.port) == int || (has(self.ports) && self.ports.exists(p, p.name == self.readinessProbe.httpGet.port))",message="a probe port must be a number or the name of one of spec.ports",fieldPath=".readinessProbe.httpGet.port"
+// +kubebuilder:validation:XValidation:rule="!has(self.readinessProbe) || !has(self.readinessProbe.tcpSocket) || type(self.readinessProbe.tcpSocket.port) == int || (has(self.ports) && self.ports.exists(p, p.name == self.readinessProbe.tcpSocket.port))",message="a probe port must be a number or the name of one of spec.ports",fieldPath=".readinessProbe.tcpSocket.port"
+// +kubebuilder:validation:XValidation:rule="!has(self.startupProbe) || !has(self.startupProbe.httpGet) || type(self.startupProbe.httpGet.port) == int || (has(self.ports) && self.ports.exists(p, p.name == self.startupProbe.httpGet.port))",message="a probe port must be a number or the name of one of spec.ports",fieldPath=".startupProbe.httpGet.port"
+// +kubebuilder:validation:XValidation:rule="!has(self.startupProbe) || !has(self.startupProbe.tcpSocket) || type(self.startupProbe.tcpSocket.port) == int || (has(self.ports) && self.ports.exists(p, p.name == self.startupProbe.tcpSocket.port))",message="a probe port must be a number or the name of one of spec.ports",fieldPath=".startupProbe.tcpSocket.port"
+// +kubebuilder:validation:XValidation:rule="!has(self.volumeMounts) || self.volumeMounts.all(m, has(self.volumes) && self.volumes.exists(v, v.name == m.name))",message="each volumeMount must name one of spec.volumes",fieldPath=".volumeMounts"
+// +kubebuilder:validation:XValidation:rule="!has(self.sidecars) || self.sidecars.all(c, !has(c.volumeMounts) || c.volumeMounts.all(m, has(self.volumes) && self.volumes.exists(v, v.name == m.name)))",message="each volumeMount must name one of spec.volumes",fieldPath=".sidecars"
+// +kubebuilder:validation:XValidation:rule="!has(self.initContainers) || self.initContainers.all(c, !has(c.volumeMounts) || c.volumeMounts.all(m, has(self.volumes) && self.volumes.exists(v, v.name == m.name)))",message="each volumeMount must name one of spec.volumes",fieldPath=".initContainers"
+// +kubebuilder:validation:XValidation:rule="!has(self.env) || self.env.all(e, !has(e.valueFrom) || !has(e.valueFrom.fileKeyRef) || (has(self.volumes) && self.volumes.exists(v, v.name == e.valueFrom.fileKeyRef.volumeName && has(v.emptyDir))))",message="each env valueFrom.fileKeyRef must name an emptyDir volume of spec.volumes",fieldPath=".env"
+// +kubebuilder:validation:XValidation:rule="[self.?lifecycle.?preStop.?sleep.?seconds.orValue(0), self.?lifecycle.?postStart.?sleep.?seconds.orValue(0)].all(s, s <= self.?terminationGracePeriodSeconds.orValue(30))",message="a lifecycle hook may not sleep longer than terminationGracePeriodSeconds (30 when unset)",fieldPath=".lifecycle"
+// +kubebuilder:validation:XValidation:rule="!has(self.sidecars) || self.sidecars.all(c, [c.?lifecycle.?preStop.?sleep.?seconds.orValue(0), c.?lifecycle.?postStart.?sleep.?seconds.orValue(0)].all(s, s <= self.?terminationGracePeriodSeconds.orValue(30)))",message="a lifecycle hook may not sleep longer than terminationGracePeriodSeconds (30 when unset)",fieldPath=".sidecars"
+// +kubebuilder:validation:XValidation:rule="!has(self.progressDeadlineSeconds) || self.progressDeadlineSeconds > (has(self.minReadySeconds) ? self.minReadySeconds : 0)",message="progressDeadlineSeconds must be greater than minReadySeconds",fieldPath=".progressDeadlineSeconds"
 type DeployObjectSpec struct {
 	// image is the container image to run, for example "nginx:1.27": a
 	// reference in the grammar of github.com/distribution/reference,
@@ -78,14 +95,14 @@ type DeployObjectSpec struct {
 	// values or references (valueFrom) to ConfigMaps, Secrets and pod fields.
 	// Names are unique and at most 128 characters; values at most 1024
 	// characters, so that the largest DeployObject still fits in etcd (see
-	// the README). fileKeyRef is not supported: it needs a pod volume.
+	// the README). A fileKeyRef reads a file from one of spec.volumes, which
+	// must be an emptyDir.
 	// +optional
 	// +listType=map
 	// +listMapKey=name
 	// +kubebuilder:validation:MaxItems=128
 	// +kubebuilder:validation:items:XValidation:rule="size(self.name) <= 128",message="must be at most 128 characters",fieldPath=".name"
 	// +kubebuilder:validation:items:XValidation:rule="size(self.?value.orValue('')) <= 1024",message="must be at most 1024 characters",fieldPath=".value"
-	// +kubebuilder:validation:items:XValidation:rule="!has(self.valueFrom) || !has(self.valueFrom.fileKeyRef)",message="fileKeyRef is not supported yet: it reads a file from a pod volume, and a DeployObject declares no volumes",fieldPath=".valueFrom.fileKeyRef"
 	// +kubebuilder:validation:items:XValidation:rule="size(self.?valueFrom.?configMapKeyRef.?name.orValue('')) <= 253",message="must be at most 253 characters",fieldPath=".valueFrom.configMapKeyRef.name"
 	// +kubebuilder:validation:items:XValidation:rule="size(self.?valueFrom.?configMapKeyRef.?key.orValue('')) <= 253",message="must be at most 253 characters",fieldPath=".valueFrom.configMapKeyRef.key"
 	// +kubebuilder:validation:items:XValidation:rule="size(self.?valueFrom.?secretKeyRef.?name.orValue('')) <= 253",message="must be at most 253 characters",fieldPath=".valueFrom.secretKeyRef.name"
@@ -121,6 +138,10 @@ type DeployObjectSpec struct {
 	// +optional
 	// +kubebuilder:default=ClusterIP
 	ServiceType ServiceType `json:"serviceType,omitempty"`
+
+	ContainerSpec `json:",inline"`
+	PodSpec       `json:",inline"`
+	RolloutSpec   `json:",inline"`
 }
 
 // Port is a port of the container and of the Service.
@@ -200,6 +221,15 @@ type DeployObjectStatus struct {
 	// +optional
 	UpdatedReplicas int32 `json:"updatedReplicas,omitempty"`
 
+	// deploymentHash identifies the Deployment the controller last made,
+	// applied or found in line with the spec: a hash of the fields it sets.
+	// When a change of the spec changes the hash, the controller applies the
+	// Deployment with server-side apply, which also removes the fields the
+	// spec no longer sets.
+	// +optional
+	// +kubebuilder:validation:MaxLength=16
+	DeploymentHash string `json:"deploymentHash,omitempty"`
+
 	// selector is the label selector of the pods, in string form, for the
 	// scale subresource (kubectl scale, HorizontalPodAutoscaler).
 	// +optional
@@ -208,7 +238,9 @@ type DeployObjectStatus struct {
 	// conditions describe the application's state. Ready is True when the
 	// Deployment has rolled out the current generation with every desired
 	// replica available and the Service matches the spec; its reason says why
-	// not otherwise.
+	// not otherwise. While Ready is not True, Reconciling (still working
+	// toward the spec) or Stalled (waiting for someone to act) is True, with
+	// the same reason, for kstatus-aware tools such as Flux.
 	// +optional
 	// +listType=map
 	// +listMapKey=type

@@ -34,7 +34,10 @@ type DeployObjectApplyConfiguration struct {
 	*metav1.ObjectMetaApplyConfiguration `json:"metadata,omitempty"`
 	// spec is the desired state of the application.
 	Spec *DeployObjectSpecApplyConfiguration `json:"spec,omitempty"`
-	// status is the state the controller last observed.
+	// status is the state the controller last observed. Until its first
+	// sync it reads observedGeneration 0, so that tools comparing it with
+	// metadata.generation (kstatus, Flux) wait for the controller instead of
+	// taking a DeployObject without status for current.
 	Status *DeployObjectStatusApplyConfiguration `json:"status,omitempty"`
 }
 

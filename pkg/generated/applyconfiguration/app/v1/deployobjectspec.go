@@ -20,6 +20,7 @@ package v1
 
 import (
 	appv1 "deployobject.dev/controller/pkg/apis/app/v1"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 )
 
@@ -43,7 +44,8 @@ type DeployObjectSpecApplyConfiguration struct {
 	// values or references (valueFrom) to ConfigMaps, Secrets and pod fields.
 	// Names are unique and at most 128 characters; values at most 1024
 	// characters, so that the largest DeployObject still fits in etcd (see
-	// the README). fileKeyRef is not supported: it needs a pod volume.
+	// the README). A fileKeyRef reads a file from one of spec.volumes, which
+	// must be an emptyDir.
 	Env []corev1.EnvVar `json:"env,omitempty"`
 	// resources are the container's compute resource requests and limits,
 	// at most 16 of each. Dynamic resource claims are not supported.
@@ -53,7 +55,10 @@ type DeployObjectSpecApplyConfiguration struct {
 	Ports []PortApplyConfiguration `json:"ports,omitempty"`
 	// serviceType is the type of the Service: ClusterIP (default), NodePort or
 	// LoadBalancer.
-	ServiceType *appv1.ServiceType `json:"serviceType,omitempty"`
+	ServiceType                     *appv1.ServiceType `json:"serviceType,omitempty"`
+	ContainerSpecApplyConfiguration `json:",inline"`
+	PodSpecApplyConfiguration       `json:",inline"`
+	RolloutSpecApplyConfiguration   `json:",inline"`
 }
 
 // DeployObjectSpecApplyConfiguration constructs a declarative configuration of the DeployObjectSpec type for use with
@@ -134,5 +139,238 @@ func (b *DeployObjectSpecApplyConfiguration) WithPorts(values ...*PortApplyConfi
 // If called multiple times, the ServiceType field is set to the value of the last call.
 func (b *DeployObjectSpecApplyConfiguration) WithServiceType(value appv1.ServiceType) *DeployObjectSpecApplyConfiguration {
 	b.ServiceType = &value
+	return b
+}
+
+// WithImagePullPolicy sets the ImagePullPolicy field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the ImagePullPolicy field is set to the value of the last call.
+func (b *DeployObjectSpecApplyConfiguration) WithImagePullPolicy(value corev1.PullPolicy) *DeployObjectSpecApplyConfiguration {
+	b.ContainerSpecApplyConfiguration.ImagePullPolicy = &value
+	return b
+}
+
+// WithEnvFrom adds the given value to the EnvFrom field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, values provided by each call will be appended to the EnvFrom field.
+func (b *DeployObjectSpecApplyConfiguration) WithEnvFrom(values ...corev1.EnvFromSource) *DeployObjectSpecApplyConfiguration {
+	for i := range values {
+		b.ContainerSpecApplyConfiguration.EnvFrom = append(b.ContainerSpecApplyConfiguration.EnvFrom, values[i])
+	}
+	return b
+}
+
+// WithLivenessProbe sets the LivenessProbe field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the LivenessProbe field is set to the value of the last call.
+func (b *DeployObjectSpecApplyConfiguration) WithLivenessProbe(value corev1.Probe) *DeployObjectSpecApplyConfiguration {
+	b.ContainerSpecApplyConfiguration.LivenessProbe = &value
+	return b
+}
+
+// WithReadinessProbe sets the ReadinessProbe field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the ReadinessProbe field is set to the value of the last call.
+func (b *DeployObjectSpecApplyConfiguration) WithReadinessProbe(value corev1.Probe) *DeployObjectSpecApplyConfiguration {
+	b.ContainerSpecApplyConfiguration.ReadinessProbe = &value
+	return b
+}
+
+// WithStartupProbe sets the StartupProbe field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the StartupProbe field is set to the value of the last call.
+func (b *DeployObjectSpecApplyConfiguration) WithStartupProbe(value corev1.Probe) *DeployObjectSpecApplyConfiguration {
+	b.ContainerSpecApplyConfiguration.StartupProbe = &value
+	return b
+}
+
+// WithLifecycle sets the Lifecycle field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Lifecycle field is set to the value of the last call.
+func (b *DeployObjectSpecApplyConfiguration) WithLifecycle(value corev1.Lifecycle) *DeployObjectSpecApplyConfiguration {
+	b.ContainerSpecApplyConfiguration.Lifecycle = &value
+	return b
+}
+
+// WithVolumeMounts adds the given value to the VolumeMounts field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, values provided by each call will be appended to the VolumeMounts field.
+func (b *DeployObjectSpecApplyConfiguration) WithVolumeMounts(values ...corev1.VolumeMount) *DeployObjectSpecApplyConfiguration {
+	for i := range values {
+		b.ContainerSpecApplyConfiguration.VolumeMounts = append(b.ContainerSpecApplyConfiguration.VolumeMounts, values[i])
+	}
+	return b
+}
+
+// WithSecurityContext sets the SecurityContext field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the SecurityContext field is set to the value of the last call.
+func (b *DeployObjectSpecApplyConfiguration) WithSecurityContext(value corev1.SecurityContext) *DeployObjectSpecApplyConfiguration {
+	b.ContainerSpecApplyConfiguration.SecurityContext = &value
+	return b
+}
+
+// WithVolumes adds the given value to the Volumes field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, values provided by each call will be appended to the Volumes field.
+func (b *DeployObjectSpecApplyConfiguration) WithVolumes(values ...*VolumeApplyConfiguration) *DeployObjectSpecApplyConfiguration {
+	for i := range values {
+		if values[i] == nil {
+			panic("nil value passed to WithVolumes")
+		}
+		b.PodSpecApplyConfiguration.Volumes = append(b.PodSpecApplyConfiguration.Volumes, *values[i])
+	}
+	return b
+}
+
+// WithServiceAccountName sets the ServiceAccountName field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the ServiceAccountName field is set to the value of the last call.
+func (b *DeployObjectSpecApplyConfiguration) WithServiceAccountName(value string) *DeployObjectSpecApplyConfiguration {
+	b.PodSpecApplyConfiguration.ServiceAccountName = &value
+	return b
+}
+
+// WithAutomountServiceAccountToken sets the AutomountServiceAccountToken field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the AutomountServiceAccountToken field is set to the value of the last call.
+func (b *DeployObjectSpecApplyConfiguration) WithAutomountServiceAccountToken(value bool) *DeployObjectSpecApplyConfiguration {
+	b.PodSpecApplyConfiguration.AutomountServiceAccountToken = &value
+	return b
+}
+
+// WithImagePullSecrets adds the given value to the ImagePullSecrets field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, values provided by each call will be appended to the ImagePullSecrets field.
+func (b *DeployObjectSpecApplyConfiguration) WithImagePullSecrets(values ...corev1.LocalObjectReference) *DeployObjectSpecApplyConfiguration {
+	for i := range values {
+		b.PodSpecApplyConfiguration.ImagePullSecrets = append(b.PodSpecApplyConfiguration.ImagePullSecrets, values[i])
+	}
+	return b
+}
+
+// WithPodSecurityContext sets the PodSecurityContext field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the PodSecurityContext field is set to the value of the last call.
+func (b *DeployObjectSpecApplyConfiguration) WithPodSecurityContext(value corev1.PodSecurityContext) *DeployObjectSpecApplyConfiguration {
+	b.PodSpecApplyConfiguration.PodSecurityContext = &value
+	return b
+}
+
+// WithNodeSelector puts the entries into the NodeSelector field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, the entries provided by each call will be put on the NodeSelector field,
+// overwriting an existing map entries in NodeSelector field with the same key.
+func (b *DeployObjectSpecApplyConfiguration) WithNodeSelector(entries map[string]string) *DeployObjectSpecApplyConfiguration {
+	if b.PodSpecApplyConfiguration.NodeSelector == nil && len(entries) > 0 {
+		b.PodSpecApplyConfiguration.NodeSelector = make(map[string]string, len(entries))
+	}
+	for k, v := range entries {
+		b.PodSpecApplyConfiguration.NodeSelector[k] = v
+	}
+	return b
+}
+
+// WithTolerations adds the given value to the Tolerations field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, values provided by each call will be appended to the Tolerations field.
+func (b *DeployObjectSpecApplyConfiguration) WithTolerations(values ...corev1.Toleration) *DeployObjectSpecApplyConfiguration {
+	for i := range values {
+		b.PodSpecApplyConfiguration.Tolerations = append(b.PodSpecApplyConfiguration.Tolerations, values[i])
+	}
+	return b
+}
+
+// WithAffinity sets the Affinity field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Affinity field is set to the value of the last call.
+func (b *DeployObjectSpecApplyConfiguration) WithAffinity(value corev1.Affinity) *DeployObjectSpecApplyConfiguration {
+	b.PodSpecApplyConfiguration.Affinity = &value
+	return b
+}
+
+// WithTopologySpreadConstraints adds the given value to the TopologySpreadConstraints field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, values provided by each call will be appended to the TopologySpreadConstraints field.
+func (b *DeployObjectSpecApplyConfiguration) WithTopologySpreadConstraints(values ...corev1.TopologySpreadConstraint) *DeployObjectSpecApplyConfiguration {
+	for i := range values {
+		b.PodSpecApplyConfiguration.TopologySpreadConstraints = append(b.PodSpecApplyConfiguration.TopologySpreadConstraints, values[i])
+	}
+	return b
+}
+
+// WithPriorityClassName sets the PriorityClassName field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the PriorityClassName field is set to the value of the last call.
+func (b *DeployObjectSpecApplyConfiguration) WithPriorityClassName(value string) *DeployObjectSpecApplyConfiguration {
+	b.PodSpecApplyConfiguration.PriorityClassName = &value
+	return b
+}
+
+// WithTerminationGracePeriodSeconds sets the TerminationGracePeriodSeconds field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the TerminationGracePeriodSeconds field is set to the value of the last call.
+func (b *DeployObjectSpecApplyConfiguration) WithTerminationGracePeriodSeconds(value int64) *DeployObjectSpecApplyConfiguration {
+	b.PodSpecApplyConfiguration.TerminationGracePeriodSeconds = &value
+	return b
+}
+
+// WithPodMetadata sets the PodMetadata field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the PodMetadata field is set to the value of the last call.
+func (b *DeployObjectSpecApplyConfiguration) WithPodMetadata(value *PodMetadataApplyConfiguration) *DeployObjectSpecApplyConfiguration {
+	b.PodSpecApplyConfiguration.PodMetadata = value
+	return b
+}
+
+// WithInitContainers adds the given value to the InitContainers field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, values provided by each call will be appended to the InitContainers field.
+func (b *DeployObjectSpecApplyConfiguration) WithInitContainers(values ...corev1.Container) *DeployObjectSpecApplyConfiguration {
+	for i := range values {
+		b.PodSpecApplyConfiguration.InitContainers = append(b.PodSpecApplyConfiguration.InitContainers, values[i])
+	}
+	return b
+}
+
+// WithSidecars adds the given value to the Sidecars field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, values provided by each call will be appended to the Sidecars field.
+func (b *DeployObjectSpecApplyConfiguration) WithSidecars(values ...corev1.Container) *DeployObjectSpecApplyConfiguration {
+	for i := range values {
+		b.PodSpecApplyConfiguration.Sidecars = append(b.PodSpecApplyConfiguration.Sidecars, values[i])
+	}
+	return b
+}
+
+// WithStrategy sets the Strategy field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Strategy field is set to the value of the last call.
+func (b *DeployObjectSpecApplyConfiguration) WithStrategy(value appsv1.DeploymentStrategy) *DeployObjectSpecApplyConfiguration {
+	b.RolloutSpecApplyConfiguration.Strategy = &value
+	return b
+}
+
+// WithMinReadySeconds sets the MinReadySeconds field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the MinReadySeconds field is set to the value of the last call.
+func (b *DeployObjectSpecApplyConfiguration) WithMinReadySeconds(value int32) *DeployObjectSpecApplyConfiguration {
+	b.RolloutSpecApplyConfiguration.MinReadySeconds = &value
+	return b
+}
+
+// WithProgressDeadlineSeconds sets the ProgressDeadlineSeconds field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the ProgressDeadlineSeconds field is set to the value of the last call.
+func (b *DeployObjectSpecApplyConfiguration) WithProgressDeadlineSeconds(value int32) *DeployObjectSpecApplyConfiguration {
+	b.RolloutSpecApplyConfiguration.ProgressDeadlineSeconds = &value
+	return b
+}
+
+// WithRevisionHistoryLimit sets the RevisionHistoryLimit field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the RevisionHistoryLimit field is set to the value of the last call.
+func (b *DeployObjectSpecApplyConfiguration) WithRevisionHistoryLimit(value int32) *DeployObjectSpecApplyConfiguration {
+	b.RolloutSpecApplyConfiguration.RevisionHistoryLimit = &value
 	return b
 }

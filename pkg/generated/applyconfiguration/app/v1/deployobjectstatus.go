@@ -38,13 +38,21 @@ type DeployObjectStatusApplyConfiguration struct {
 	AvailableReplicas *int32 `json:"availableReplicas,omitempty"`
 	// updatedReplicas is the number of pods running the current pod template.
 	UpdatedReplicas *int32 `json:"updatedReplicas,omitempty"`
+	// deploymentHash identifies the Deployment the controller last made,
+	// applied or found in line with the spec: a hash of the fields it sets.
+	// When a change of the spec changes the hash, the controller applies the
+	// Deployment with server-side apply, which also removes the fields the
+	// spec no longer sets.
+	DeploymentHash *string `json:"deploymentHash,omitempty"`
 	// selector is the label selector of the pods, in string form, for the
 	// scale subresource (kubectl scale, HorizontalPodAutoscaler).
 	Selector *string `json:"selector,omitempty"`
 	// conditions describe the application's state. Ready is True when the
 	// Deployment has rolled out the current generation with every desired
 	// replica available and the Service matches the spec; its reason says why
-	// not otherwise.
+	// not otherwise. While Ready is not True, Reconciling (still working
+	// toward the spec) or Stalled (waiting for someone to act) is True, with
+	// the same reason, for kstatus-aware tools such as Flux.
 	Conditions []metav1.ConditionApplyConfiguration `json:"conditions,omitempty"`
 }
 
@@ -91,6 +99,14 @@ func (b *DeployObjectStatusApplyConfiguration) WithAvailableReplicas(value int32
 // If called multiple times, the UpdatedReplicas field is set to the value of the last call.
 func (b *DeployObjectStatusApplyConfiguration) WithUpdatedReplicas(value int32) *DeployObjectStatusApplyConfiguration {
 	b.UpdatedReplicas = &value
+	return b
+}
+
+// WithDeploymentHash sets the DeploymentHash field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the DeploymentHash field is set to the value of the last call.
+func (b *DeployObjectStatusApplyConfiguration) WithDeploymentHash(value string) *DeployObjectStatusApplyConfiguration {
+	b.DeploymentHash = &value
 	return b
 }
 

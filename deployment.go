@@ -1,0 +1,281 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"hash/fnv"
+	"maps"
+	"strconv"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	appv1 "deployobject.dev/controller/pkg/apis/app/v1"
+)
+
+// The Deployment: what the controller asks of it, how it judges the live one
+// in line, the body of its server-side apply, and what the cache keeps.
+//
+// The controller owns the fields the spec sets, and only those. It creates
+// the Deployment with a create request, which fails if anything of that
+// name exists, so that it never takes over a foreign object; afterwards it
+// brings the Deployment in line with server-side apply, so that the API
+// server, which records in managedFields which fields the controller set,
+// removes those the spec no longer sets and keeps everyone else's
+// (annotations, `kubectl rollout restart`, containers others add).
+//
+// Deciding whether to write needs no model of the server's defaulting: a
+// live Deployment is in line when it holds every value desired sets
+// (covers) and desired is the one last applied, which status.deploymentHash
+// records. A spec change that only removes a field changes the hash.
+
+// desiredDeployment is the Deployment dobj asks for, holding only the
+// fields the spec sets.
+func desiredDeployment(dobj *appv1.DeployObject, profile podSecurityProfile) *appsv1.Deployment {
+	replicas := int32(1)
+	if dobj.Spec.Replicas != nil {
+		replicas = *dobj.Spec.Replicas
+	}
+	return &appsv1.Deployment{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"},
+		ObjectMeta: childMeta(dobj),
+		Spec: appsv1.DeploymentSpec{
+			Replicas:                &replicas,
+			Selector:                &metav1.LabelSelector{MatchLabels: selectorLabels(dobj)},
+			Template:                desiredPodTemplate(dobj, profile),
+			Strategy:                derefCopy(dobj.Spec.Strategy),
+			MinReadySeconds:         dobj.Spec.MinReadySeconds,
+			ProgressDeadlineSeconds: copyPtr(dobj.Spec.ProgressDeadlineSeconds),
+			RevisionHistoryLimit:    copyPtr(dobj.Spec.RevisionHistoryLimit),
+		},
+	}
+}
+
+func derefCopy(s *appsv1.DeploymentStrategy) appsv1.DeploymentStrategy {
+	if s == nil {
+		return appsv1.DeploymentStrategy{}
+	}
+	return *s.DeepCopy()
+}
+
+// deploymentInSync reports whether live holds every value desired sets. The
+// selector is not compared: it is immutable and made from the name.
+func deploymentInSync(live, desired *appsv1.Deployment) bool {
+	if !hasLabels(live.Labels, desired.Labels) ||
+		live.Spec.Replicas == nil || *live.Spec.Replicas != *desired.Spec.Replicas {
+		return false
+	}
+	want := desired.Spec
+	want.Replicas, want.Selector = nil, nil
+	return covers(live.Spec, want)
+}
+
+// deploymentHash identifies desired: the controller records it in the
+// status once the Deployment is in line, and applies again when it changes.
+func deploymentHash(desired *appsv1.Deployment) (string, error) {
+	data, err := json.Marshal(desired)
+	if err != nil {
+		return "", fmt.Errorf("hashing the desired Deployment: %w", err)
+	}
+	h := fnv.New64a()
+	h.Write(data)
+	return strconv.FormatUint(h.Sum64(), 16), nil
+}
+
+// deploymentApplyBody is the server-side apply request that makes the
+// controller's fields of the Deployment those of desired, on condition that
+// the Deployment is still at resourceVersion: had it been replaced
+// meanwhile, by anyone, the request fails with a conflict rather than
+// taking over the new object's fields.
+func deploymentApplyBody(desired *appsv1.Deployment, resourceVersion string) ([]byte, error) {
+	obj, err := applyFields(desired)
+	if err != nil {
+		return nil, fmt.Errorf("building the Deployment's apply request: %w", err)
+	}
+	obj["metadata"].(map[string]any)["resourceVersion"] = resourceVersion
+	data, err := json.Marshal(obj)
+	if err != nil {
+		return nil, fmt.Errorf("building the Deployment's apply request: %w", err)
+	}
+	return data, nil
+}
+
+// applyFields is obj as JSON, without what a typed object writes for fields
+// it does not set: nulls, a status, and empty structs such as strategy: {}
+// and resources: {}. The controller would otherwise claim them in
+// managedFields. An empty emptyDir is a value and stays.
+func applyFields(obj any) (map[string]any, error) {
+	data, err := json.Marshal(obj)
+	if err != nil {
+		return nil, err
+	}
+	var out map[string]any
+	if err := json.Unmarshal(data, &out); err != nil {
+		return nil, err
+	}
+	delete(out, "status")
+	pruneUnset(out)
+	return out, nil
+}
+
+func pruneUnset(m map[string]any) {
+	for k, v := range m {
+		switch v := v.(type) {
+		case nil:
+			delete(m, k)
+		case map[string]any:
+			pruneUnset(v)
+			if len(v) == 0 && k != "emptyDir" {
+				delete(m, k)
+			}
+		case []any:
+			for _, e := range v {
+				if em, ok := e.(map[string]any); ok {
+					pruneUnset(em)
+				}
+			}
+		}
+	}
+}
+
+// The cache keeps of a Deployment the fields deploymentInSync compares and
+// the status readyCondition reads. Fields that nearly every Deployment holds
+// with the API server's default value point at one shared copy, so that a
+// minimal Deployment costs little more than its name.
+func slimDeployment(d *appsv1.Deployment) *appsv1.Deployment {
+	d.ObjectMeta = slimMeta(d.ObjectMeta)
+	spec := d.Spec
+	d.Spec = appsv1.DeploymentSpec{
+		Replicas:                spec.Replicas,
+		Paused:                  spec.Paused,
+		Strategy:                sharedStrategy(spec.Strategy),
+		MinReadySeconds:         spec.MinReadySeconds,
+		ProgressDeadlineSeconds: sharedInt32(spec.ProgressDeadlineSeconds),
+		RevisionHistoryLimit:    sharedInt32(spec.RevisionHistoryLimit),
+		Template: corev1.PodTemplateSpec{
+			ObjectMeta: metav1.ObjectMeta{Labels: templateLabels(d), Annotations: spec.Template.Annotations},
+			Spec:       slimPodSpec(spec.Template.Spec),
+		},
+	}
+	d.Status = appsv1.DeploymentStatus{
+		ObservedGeneration: d.Status.ObservedGeneration,
+		Replicas:           d.Status.Replicas,
+		UpdatedReplicas:    d.Status.UpdatedReplicas,
+		ReadyReplicas:      d.Status.ReadyReplicas,
+		AvailableReplicas:  d.Status.AvailableReplicas,
+		Conditions:         readConditions(d.Status.Conditions),
+	}
+	return d
+}
+
+// slimPodSpec keeps the fields a DeployObject can set, with the strings
+// and values the API server fills into every pod template shared.
+func slimPodSpec(p corev1.PodSpec) corev1.PodSpec {
+	slimContainers(p.InitContainers)
+	slimContainers(p.Containers)
+	out := corev1.PodSpec{
+		Volumes:                       p.Volumes,
+		InitContainers:                p.InitContainers,
+		Containers:                    p.Containers,
+		TerminationGracePeriodSeconds: sharedInt64(p.TerminationGracePeriodSeconds),
+		NodeSelector:                  p.NodeSelector,
+		ServiceAccountName:            p.ServiceAccountName,
+		DeprecatedServiceAccount:      p.DeprecatedServiceAccount,
+		AutomountServiceAccountToken:  p.AutomountServiceAccountToken,
+		SecurityContext:               p.SecurityContext,
+		ImagePullSecrets:              p.ImagePullSecrets,
+		Affinity:                      p.Affinity,
+		Tolerations:                   p.Tolerations,
+		PriorityClassName:             p.PriorityClassName,
+		TopologySpreadConstraints:     p.TopologySpreadConstraints,
+	}
+	if out.SecurityContext != nil && equality.Semantic.DeepEqual(*out.SecurityContext, emptyPodSecurityContext) {
+		out.SecurityContext = &emptyPodSecurityContext
+	}
+	return out
+}
+
+// slimContainers shares the strings of cs that repeat across Deployments.
+func slimContainers(cs []corev1.Container) {
+	for i := range cs {
+		c := &cs[i]
+		c.Name, c.Image = intern(c.Name), intern(c.Image)
+		c.TerminationMessagePath = intern(c.TerminationMessagePath)
+		c.TerminationMessagePolicy = intern(c.TerminationMessagePolicy)
+		c.ImagePullPolicy = intern(c.ImagePullPolicy)
+		for j := range c.Ports {
+			p := &c.Ports[j]
+			p.Name, p.Protocol = intern(p.Name), intern(p.Protocol)
+		}
+	}
+}
+
+// Shared, read-only copies of the values the API server defaults into
+// every Deployment: cached objects point at them instead of holding their
+// own. Nothing may write through these pointers (cached objects are never
+// modified; see transform.go).
+var (
+	defaultSurge             = intstr.FromString("25%")
+	defaultStrategy          = appsv1.DeploymentStrategy{Type: appsv1.RollingUpdateDeploymentStrategyType, RollingUpdate: &appsv1.RollingUpdateDeployment{MaxUnavailable: &defaultSurge, MaxSurge: &defaultSurge}}
+	emptyPodSecurityContext  = corev1.PodSecurityContext{}
+	sharedInt32s             = map[int32]*int32{10: ptrTo[int32](10), 600: ptrTo[int32](600)}
+	sharedGracePeriodSeconds = ptrTo[int64](30)
+)
+
+func sharedStrategy(s appsv1.DeploymentStrategy) appsv1.DeploymentStrategy {
+	ru := s.RollingUpdate
+	if s.Type == defaultStrategy.Type && ru != nil && ru.MaxSurge != nil && ru.MaxUnavailable != nil &&
+		*ru.MaxSurge == defaultSurge && *ru.MaxUnavailable == defaultSurge {
+		return defaultStrategy
+	}
+	return s
+}
+
+func sharedInt32(p *int32) *int32 {
+	if p != nil {
+		if s, ok := sharedInt32s[*p]; ok {
+			return s
+		}
+	}
+	return p
+}
+
+func sharedInt64(p *int64) *int64 {
+	if p != nil && *p == *sharedGracePeriodSeconds {
+		return sharedGracePeriodSeconds
+	}
+	return p
+}
+
+// readConditions keeps the conditions readyCondition reads, and only while
+// they say something is wrong: ReplicaFailure when True, Progressing when
+// False. Most Deployments keep none. They stay in the slice they were
+// decoded into.
+func readConditions(conds []appsv1.DeploymentCondition) []appsv1.DeploymentCondition {
+	kept := conds[:0]
+	for _, c := range conds {
+		if (c.Type == appsv1.DeploymentReplicaFailure && c.Status == corev1.ConditionTrue) ||
+			(c.Type == appsv1.DeploymentProgressing && c.Status == corev1.ConditionFalse) {
+			kept = append(kept, appsv1.DeploymentCondition{Type: intern(c.Type), Status: intern(c.Status), Reason: intern(c.Reason), Message: c.Message})
+		}
+	}
+	clear(conds[len(kept):])
+	if len(kept) == 0 {
+		return nil
+	}
+	return kept
+}
+
+// templateLabels are d's pod template labels, as the same map as d's own
+// labels when the two are equal, as they are for a Deployment in sync:
+// cached objects are read only, and a small map costs over 300 bytes.
+func templateLabels(d *appsv1.Deployment) map[string]string {
+	labels := shareLabels(d.Spec.Template.Labels, d.Name)
+	if labels != nil && maps.Equal(labels, d.Labels) {
+		return d.Labels
+	}
+	return labels
+}

@@ -1,0 +1,256 @@
+// Command crdpost finishes the CRD that controller-gen writes from
+// pkg/apis. It is part of hack/update-codegen.sh, so its output is
+// generated code like the rest of crd/.
+//
+// It does two things controller-gen cannot express in markers on types
+// that DeployObject embeds from k8s.io/api (containers, probes, affinity
+// and the like):
+//
+//   - It bounds every string, list and map that has no bound yet. The API
+//     server needs bounds to estimate the cost of CEL rules, and an
+//     unbounded field lets one object grow until etcd refuses it.
+//   - It lists the Pod API's volume sources that a DeployObject refuses as
+//     properties of a volume, each with a rule saying why. Undeclared, they
+//     would be pruned silently and the pod would run without the volume the
+//     user asked for.
+package main
+
+import (
+	"fmt"
+	"os"
+	"reflect"
+	"slices"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"sigs.k8s.io/yaml"
+
+	appv1 "deployobject.dev/controller/pkg/apis/app/v1"
+)
+
+// Default bounds for fields the markers leave unbounded. Names and keys of
+// Kubernetes objects are at most 253 characters; other strings (commands,
+// paths, annotation values) get room for a long shell command line.
+const (
+	defaultMaxLength     = 4096
+	nameMaxLength        = 253
+	defaultMaxItems      = 64
+	defaultMaxProperties = 64
+)
+
+func main() {
+	if len(os.Args) != 2 {
+		fmt.Fprintln(os.Stderr, "usage: crdpost <crd.yaml>")
+		os.Exit(2)
+	}
+	if err := run(os.Args[1]); err != nil {
+		fmt.Fprintln(os.Stderr, "crdpost:", err)
+		os.Exit(1)
+	}
+}
+
+func run(path string) error {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	var crd apiextensionsv1.CustomResourceDefinition
+	if err := yaml.UnmarshalStrict(data, &crd); err != nil {
+		return fmt.Errorf("decoding %s: %w", path, err)
+	}
+	for i := range crd.Spec.Versions {
+		root := crd.Spec.Versions[i].Schema.OpenAPIV3Schema
+		spec, ok := root.Properties["spec"]
+		if !ok {
+			return fmt.Errorf("%s: version %s has no spec", path, crd.Spec.Versions[i].Name)
+		}
+		walk(&spec, "", bound)
+		walk(&spec, "", podAPIRules)
+		volumes, ok := spec.Properties["volumes"]
+		if !ok || volumes.Items == nil || volumes.Items.Schema == nil {
+			return fmt.Errorf("%s: spec.volumes is not a list", path)
+		}
+		refuseVolumeSources(volumes.Items.Schema)
+		spec.Properties["volumes"] = volumes
+		root.Properties["spec"] = spec
+	}
+	// Through a map, to leave out the status and the empty creationTimestamp
+	// that the typed object would bring.
+	typed, err := yaml.Marshal(&crd)
+	if err != nil {
+		return err
+	}
+	var obj map[string]any
+	if err := yaml.Unmarshal(typed, &obj); err != nil {
+		return err
+	}
+	delete(obj, "status")
+	if meta, ok := obj["metadata"].(map[string]any); ok {
+		delete(meta, "creationTimestamp")
+	}
+	out, err := yaml.Marshal(obj)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, append([]byte("---\n"), out...), 0o644)
+}
+
+// walk calls f on s and everything below it, with the property name each
+// schema is declared under (a list's or map's items take the list's name).
+func walk(s *apiextensionsv1.JSONSchemaProps, name string, f func(s *apiextensionsv1.JSONSchemaProps, name string)) {
+	f(s, name)
+	for k, p := range s.Properties {
+		walk(&p, k, f)
+		s.Properties[k] = p
+	}
+	if s.Items != nil && s.Items.Schema != nil {
+		walk(s.Items.Schema, name, f)
+	}
+	if s.AdditionalProperties != nil && s.AdditionalProperties.Schema != nil {
+		walk(s.AdditionalProperties.Schema, name, f)
+	}
+}
+
+// bound sets the default bounds on s. name is the property name s is
+// declared under.
+func bound(s *apiextensionsv1.JSONSchemaProps, name string) {
+	switch s.Type {
+	case "string":
+		if s.MaxLength == nil && len(s.Enum) == 0 && s.Format != "date-time" {
+			n := int64(defaultMaxLength)
+			if name == "name" || name == "key" || strings.HasSuffix(name, "Name") {
+				n = nameMaxLength
+			}
+			s.MaxLength = &n
+		}
+	case "array":
+		if s.MaxItems == nil {
+			n := int64(defaultMaxItems)
+			s.MaxItems = &n
+		}
+	case "object":
+		if s.AdditionalProperties != nil && s.AdditionalProperties.Schema != nil && s.MaxProperties == nil {
+			n := int64(defaultMaxProperties)
+			s.MaxProperties = &n
+		}
+	}
+}
+
+// podAPIRules adds to the probes, lifecycle hooks and references to
+// ConfigMaps and Secrets of every container the Pod API's rules about them,
+// so that admission refuses what the Deployment's pod template would be
+// refused for.
+func podAPIRules(s *apiextensionsv1.JSONSchemaProps, name string) {
+	switch name {
+	case "configMapRef", "secretRef", "configMapKeyRef", "secretKeyRef":
+		// The Kubernetes types let name be empty, for compatibility; the
+		// Pod API does not.
+		if _, ok := s.Properties["name"]; ok {
+			s.XValidations = append(s.XValidations, apiextensionsv1.ValidationRule{
+				Rule:      "has(self.name) && self.name.matches('" + dnsSubdomain + "')",
+				Message:   "name must be the name of a ConfigMap or Secret: a DNS subdomain",
+				FieldPath: ".name",
+			})
+		}
+	case "livenessProbe", "readinessProbe", "startupProbe":
+		s.XValidations = append(s.XValidations, exactlyOne("a probe", "exec", "httpGet", "tcpSocket", "grpc"))
+		for _, n := range []string{"initialDelaySeconds", "timeoutSeconds", "periodSeconds", "successThreshold", "failureThreshold"} {
+			setMinimum(s, n, 0)
+		}
+		setMinimum(s, "terminationGracePeriodSeconds", 1)
+		if name == "readinessProbe" {
+			s.XValidations = append(s.XValidations, apiextensionsv1.ValidationRule{
+				Rule:      "!has(self.terminationGracePeriodSeconds)",
+				Message:   "a readiness probe may not set terminationGracePeriodSeconds: it does not restart the container",
+				FieldPath: ".terminationGracePeriodSeconds",
+			})
+		} else {
+			// 0 is defaulted to 1.
+			s.XValidations = append(s.XValidations, apiextensionsv1.ValidationRule{
+				Rule:      "!has(self.successThreshold) || self.successThreshold <= 1",
+				Message:   "successThreshold must be 1 for liveness and startup probes",
+				FieldPath: ".successThreshold",
+			})
+		}
+	case "postStart", "preStop":
+		s.XValidations = append(s.XValidations, exactlyOne("a lifecycle hook", "exec", "httpGet", "tcpSocket", "sleep"))
+	case "sleep":
+		// At most terminationGracePeriodSeconds: a rule on the spec.
+		setMinimum(s, "seconds", 0)
+	}
+}
+
+// dnsSubdomain is the pattern of most Kubernetes object names.
+const dnsSubdomain = `^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
+
+// exactlyOne is a rule that an object sets exactly one of fields.
+func exactlyOne(what string, fields ...string) apiextensionsv1.ValidationRule {
+	has := make([]string, len(fields))
+	for i, f := range fields {
+		has[i] = "has(self." + f + ")"
+	}
+	last := len(fields) - 1
+	return apiextensionsv1.ValidationRule{
+		Rule:    "[" + strings.Join(has, ", ") + "].filter(x, x).size() == 1",
+		Message: what + " must set exactly one of " + strings.Join(fields[:last], ", ") + " and " + fields[last],
+	}
+}
+
+func setMinimum(s *apiextensionsv1.JSONSchemaProps, property string, minimum float64) {
+	if p, ok := s.Properties[property]; ok {
+		p.Minimum = &minimum
+		s.Properties[property] = p
+	}
+}
+
+// refuseVolumeSources declares, on the schema of a volume, every source of
+// corev1.VolumeSource that appv1.Volume does not support, and a rule
+// refusing each.
+func refuseVolumeSources(volume *apiextensionsv1.JSONSchemaProps) {
+	supported := jsonNames(reflect.TypeFor[appv1.Volume]())
+	for _, src := range jsonNames(reflect.TypeFor[corev1.VolumeSource]()) {
+		if slices.Contains(supported, src) {
+			continue
+		}
+		volume.Properties[src] = apiextensionsv1.JSONSchemaProps{
+			Type:                   "object",
+			Description:            src + " is a volume source of the Pod API that DeployObject refuses.",
+			XPreserveUnknownFields: ptr(true),
+		}
+		volume.XValidations = append(volume.XValidations, apiextensionsv1.ValidationRule{
+			Rule:      "!has(self." + src + ")",
+			Message:   refusal(src),
+			FieldPath: "." + src,
+		})
+	}
+}
+
+// refusal says why a volume source is refused.
+func refusal(src string) string {
+	const supported = "; use configMap, secret, emptyDir, persistentVolumeClaim, projected or downwardAPI"
+	switch src {
+	case "hostPath":
+		return "hostPath volumes are not supported: they expose the node's filesystem to the pod" + supported
+	case "ephemeral":
+		return "ephemeral volumes are not supported: they create PersistentVolumeClaims, which a platform grants per namespace" + supported
+	case "gitRepo":
+		return "gitRepo volumes are not supported: they are deprecated and run git on the node" + supported
+	case "image":
+		return "image volumes are not supported yet" + supported
+	}
+	return src + " volumes are not supported: they attach storage directly rather than through a PersistentVolumeClaim" + supported
+}
+
+func jsonNames(t reflect.Type) []string {
+	var names []string
+	for f := range t.Fields() {
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if name != "" {
+			names = append(names, name)
+		}
+	}
+	return names
+}
+
+func ptr[T any](v T) *T { return &v }

@@ -1,0 +1,267 @@
+package v1
+
+import (
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+)
+
+// The fields below map one to one to the Kubernetes fields of the same name
+// in the main container, the pod template or the Deployment; their
+// descriptions say only what DeployObject adds or restricts. Lists and
+// strings inside the embedded Kubernetes types are bounded by
+// hack/crdpost (see crd/).
+
+// ContainerSpec holds the fields of the main container, "app", beyond its
+// image, command, args, env, resources and ports. hack/crdpost adds the Pod
+// API's rules on probes and lifecycle hooks, for sidecars too.
+type ContainerSpec struct {
+	// imagePullPolicy is Always, IfNotPresent or Never. When unset the API
+	// server picks Always for a ":latest" or untagged image and IfNotPresent
+	// otherwise.
+	// +optional
+	// +kubebuilder:validation:Enum=Always;IfNotPresent;Never
+	ImagePullPolicy corev1.PullPolicy `json:"imagePullPolicy,omitempty"`
+
+	// envFrom sets environment variables from every key of a ConfigMap or a
+	// Secret, each entry naming exactly one of them.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=32
+	// +kubebuilder:validation:items:XValidation:rule="has(self.configMapRef) != has(self.secretRef)",message="an envFrom entry must set exactly one of configMapRef and secretRef"
+	EnvFrom []corev1.EnvFromSource `json:"envFrom,omitempty"`
+
+	// livenessProbe restarts the container when it fails. A probe port may be
+	// a number or the name of one of spec.ports.
+	// +optional
+	LivenessProbe *corev1.Probe `json:"livenessProbe,omitempty"`
+
+	// readinessProbe keeps the pod out of the Service's endpoints, and the
+	// DeployObject from being Ready, until it succeeds.
+	// +optional
+	ReadinessProbe *corev1.Probe `json:"readinessProbe,omitempty"`
+
+	// startupProbe holds off the other probes until it succeeds once.
+	// +optional
+	StartupProbe *corev1.Probe `json:"startupProbe,omitempty"`
+
+	// lifecycle holds postStart and preStop hooks.
+	// +optional
+	Lifecycle *corev1.Lifecycle `json:"lifecycle,omitempty"`
+
+	// volumeMounts mount spec.volumes into the main container; each names a
+	// declared volume.
+	// +optional
+	// +listType=map
+	// +listMapKey=mountPath
+	// +kubebuilder:validation:MaxItems=64
+	VolumeMounts []corev1.VolumeMount `json:"volumeMounts,omitempty"`
+
+	// securityContext is the main container's security context. With the
+	// controller's --pod-security-profile=restricted, the fields it leaves
+	// unset are filled in to satisfy Pod Security "restricted".
+	// +optional
+	SecurityContext *corev1.SecurityContext `json:"securityContext,omitempty"`
+}
+
+// PodSpec holds the fields of the pod template.
+//
+// +kubebuilder:validation:XValidation:rule="!has(self.sidecars) || self.sidecars.all(c, c.name != 'app')",message="a sidecar may not be named app: that is the main container",fieldPath=".sidecars"
+// +kubebuilder:validation:XValidation:rule="!has(self.initContainers) || self.initContainers.all(c, c.name != 'app')",message="an init container may not be named app: that is the main container",fieldPath=".initContainers"
+// +kubebuilder:validation:XValidation:rule="!has(self.sidecars) || !has(self.initContainers) || self.sidecars.all(s, self.initContainers.all(i, i.name != s.name))",message="sidecars and init containers share one namespace of names: each name may be used once",fieldPath=".sidecars"
+type PodSpec struct {
+	// volumes are the pod's volumes. Only configMap, secret, emptyDir,
+	// persistentVolumeClaim, projected and downwardAPI sources are
+	// supported: the others reach into the node or into storage systems
+	// that a platform grants per namespace, not per application.
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=64
+	Volumes []Volume `json:"volumes,omitempty"`
+
+	// serviceAccountName is the ServiceAccount the pods run as; "default"
+	// when unset.
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
+	ServiceAccountName string `json:"serviceAccountName,omitempty"`
+
+	// automountServiceAccountToken, when false, keeps the ServiceAccount's
+	// API token out of the pods.
+	// +optional
+	AutomountServiceAccountToken *bool `json:"automountServiceAccountToken,omitempty"`
+
+	// imagePullSecrets name Secrets in the namespace holding registry
+	// credentials for pulling the images.
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=16
+	ImagePullSecrets []corev1.LocalObjectReference `json:"imagePullSecrets,omitempty"`
+
+	// podSecurityContext is the pod's security context (the Pod API's
+	// spec.securityContext). With the controller's
+	// --pod-security-profile=restricted, runAsNonRoot and seccompProfile are
+	// filled in where it leaves them unset.
+	// +optional
+	PodSecurityContext *corev1.PodSecurityContext `json:"podSecurityContext,omitempty"`
+
+	// nodeSelector constrains the pods to nodes with these labels.
+	// +optional
+	// +kubebuilder:validation:MaxProperties=32
+	NodeSelector map[string]string `json:"nodeSelector,omitempty"`
+
+	// tolerations let the pods run on tainted nodes.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=32
+	Tolerations []corev1.Toleration `json:"tolerations,omitempty"`
+
+	// affinity holds node affinity and pod (anti-)affinity rules.
+	// +optional
+	Affinity *corev1.Affinity `json:"affinity,omitempty"`
+
+	// topologySpreadConstraints spread the pods across zones or nodes. Their
+	// labelSelector usually selects app.deployobject.dev/name: <name>.
+	// +optional
+	// +listType=map
+	// +listMapKey=topologyKey
+	// +listMapKey=whenUnsatisfiable
+	// +kubebuilder:validation:MaxItems=8
+	TopologySpreadConstraints []corev1.TopologySpreadConstraint `json:"topologySpreadConstraints,omitempty"`
+
+	// priorityClassName names the PriorityClass of the pods.
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
+	PriorityClassName string `json:"priorityClassName,omitempty"`
+
+	// terminationGracePeriodSeconds is how long a pod has to stop after
+	// SIGTERM (and after its preStop hook) before it is killed; 30 when
+	// unset.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=86400
+	TerminationGracePeriodSeconds *int64 `json:"terminationGracePeriodSeconds,omitempty"`
+
+	// podMetadata are labels and annotations added to the pod template, for
+	// example for a service mesh or a metrics scraper.
+	// +optional
+	PodMetadata *PodMetadata `json:"podMetadata,omitempty"`
+
+	// initContainers run to completion, in order, before the sidecars and
+	// the main container start. Their restartPolicy, lifecycle and probes
+	// must be unset: a restarting init container is a sidecar, declared in
+	// sidecars. Names are DNS labels and an image is required, as the Pod
+	// API requires of every container.
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=8
+	// +kubebuilder:validation:items:XValidation:rule="!has(self.restartPolicy)",message="an init container may not set restartPolicy: declare a container that keeps running in sidecars",fieldPath=".restartPolicy"
+	// +kubebuilder:validation:items:XValidation:rule="size(self.name) <= 63 && self.name.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?$')",message="name must be a DNS label: at most 63 lowercase letters, digits and '-', starting and ending with a letter or digit",fieldPath=".name"
+	// +kubebuilder:validation:items:XValidation:rule="has(self.image) && size(self.image) > 0 && self.image == self.image.trim()",message="image is required and must not have leading or trailing whitespace",fieldPath=".image"
+	// +kubebuilder:validation:items:XValidation:rule="!has(self.lifecycle) && !has(self.livenessProbe) && !has(self.readinessProbe) && !has(self.startupProbe)",message="an init container runs to completion, so it may not set lifecycle or probes: declare a container that keeps running in sidecars"
+	InitContainers []corev1.Container `json:"initContainers,omitempty"`
+
+	// sidecars run beside the main container for the pod's whole life. They
+	// become native sidecars: init containers with restartPolicy Always,
+	// placed after initContainers, so they start once the init containers
+	// have completed and before the main container, and stop after it.
+	// Names are DNS labels and an image is required.
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=8
+	// +kubebuilder:validation:items:XValidation:rule="!has(self.restartPolicy) || self.restartPolicy == 'Always'",message="a sidecar's restartPolicy can only be Always, which the controller sets",fieldPath=".restartPolicy"
+	// +kubebuilder:validation:items:XValidation:rule="size(self.name) <= 63 && self.name.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?$')",message="name must be a DNS label: at most 63 lowercase letters, digits and '-', starting and ending with a letter or digit",fieldPath=".name"
+	// +kubebuilder:validation:items:XValidation:rule="has(self.image) && size(self.image) > 0 && self.image == self.image.trim()",message="image is required and must not have leading or trailing whitespace",fieldPath=".image"
+	Sidecars []corev1.Container `json:"sidecars,omitempty"`
+}
+
+// RolloutSpec holds the Deployment's rollout settings.
+type RolloutSpec struct {
+	// strategy is how pods are replaced: RollingUpdate (the default, with
+	// maxSurge and maxUnavailable of 25%) or Recreate.
+	// +optional
+	// +kubebuilder:validation:XValidation:rule="!has(self.type) || self.type != 'Recreate' || !has(self.rollingUpdate)",message="rollingUpdate may only be set with type RollingUpdate",fieldPath=".rollingUpdate"
+	Strategy *appsv1.DeploymentStrategy `json:"strategy,omitempty"`
+
+	// minReadySeconds is how long a new pod must be ready, without any of
+	// its containers crashing, to count as available.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=86400
+	MinReadySeconds int32 `json:"minReadySeconds,omitempty"`
+
+	// progressDeadlineSeconds is how long a rollout may make no progress
+	// before Ready turns False with reason ProgressDeadlineExceeded; 600
+	// when unset. It must exceed minReadySeconds.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=86400
+	ProgressDeadlineSeconds *int32 `json:"progressDeadlineSeconds,omitempty"`
+
+	// revisionHistoryLimit is how many old ReplicaSets are kept for
+	// `kubectl rollout undo`; 10 when unset.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=100
+	RevisionHistoryLimit *int32 `json:"revisionHistoryLimit,omitempty"`
+}
+
+// PodMetadata are labels and annotations for the pod template.
+type PodMetadata struct {
+	// labels are added to the pods' labels. They may not set the labels the
+	// controller selects and marks its pods with.
+	// +optional
+	// +kubebuilder:validation:MaxProperties=32
+	// +kubebuilder:validation:XValidation:rule="!('app.deployobject.dev/name' in self) && !('app.kubernetes.io/managed-by' in self)",message="labels may not set app.deployobject.dev/name or app.kubernetes.io/managed-by: the controller sets them and selects its pods by them"
+	Labels map[string]string `json:"labels,omitempty"`
+
+	// annotations are added to the pods' annotations.
+	// +optional
+	// +kubebuilder:validation:MaxProperties=64
+	Annotations map[string]string `json:"annotations,omitempty"`
+}
+
+// Volume is a pod volume with one of the supported sources. The Pod API's
+// other sources are refused at admission (see hack/crdpost).
+//
+// +kubebuilder:validation:XValidation:rule="[has(self.configMap), has(self.secret), has(self.emptyDir), has(self.persistentVolumeClaim), has(self.projected), has(self.downwardAPI)].filter(x, x).size() == 1",message="a volume must set exactly one of configMap, secret, emptyDir, persistentVolumeClaim, projected and downwardAPI"
+// +kubebuilder:validation:XValidation:rule="!has(self.configMap) || (has(self.configMap.name) && size(self.configMap.name) > 0)",message="configMap.name is required",fieldPath=".configMap.name"
+// +kubebuilder:validation:XValidation:rule="!has(self.secret) || (has(self.secret.secretName) && size(self.secret.secretName) > 0)",message="secret.secretName is required",fieldPath=".secret.secretName"
+// +kubebuilder:validation:XValidation:rule="!has(self.persistentVolumeClaim) || size(self.persistentVolumeClaim.claimName) > 0",message="persistentVolumeClaim.claimName is required",fieldPath=".persistentVolumeClaim.claimName"
+type Volume struct {
+	// name identifies the volume for volumeMounts: a DNS label.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
+	Name string `json:"name"`
+
+	// configMap mounts the keys of a ConfigMap as files.
+	// +optional
+	ConfigMap *corev1.ConfigMapVolumeSource `json:"configMap,omitempty"`
+
+	// secret mounts the keys of a Secret as files.
+	// +optional
+	Secret *corev1.SecretVolumeSource `json:"secret,omitempty"`
+
+	// emptyDir is scratch space that lives as long as the pod.
+	// +optional
+	EmptyDir *corev1.EmptyDirVolumeSource `json:"emptyDir,omitempty"`
+
+	// persistentVolumeClaim mounts a PersistentVolumeClaim of the namespace.
+	// +optional
+	PersistentVolumeClaim *corev1.PersistentVolumeClaimVolumeSource `json:"persistentVolumeClaim,omitempty"`
+
+	// projected combines ConfigMaps, Secrets, the downward API and
+	// ServiceAccount tokens in one directory.
+	// +optional
+	Projected *corev1.ProjectedVolumeSource `json:"projected,omitempty"`
+
+	// downwardAPI exposes the pod's own fields as files.
+	// +optional
+	DownwardAPI *corev1.DownwardAPIVolumeSource `json:"downwardAPI,omitempty"`
+}
