@@ -82,18 +82,25 @@ func newDeployObject(mutate ...func(*appv1.DeployObject)) *appv1.DeployObject {
 }
 
 func mustHash(dobj *appv1.DeployObject) string {
-	hash, err := deploymentHash(desiredDeployment(dobj, profileNone))
+	_, hash := mustStamp(dobj)
+	return hash
+}
+
+// mustStamp is the Deployment the controller creates or applies for dobj,
+// and its hash.
+func mustStamp(dobj *appv1.DeployObject) (*appsv1.Deployment, string) {
+	d, hash, err := stampedDeployment(desiredDeployment(dobj, profileNone))
 	if err != nil {
 		panic(err)
 	}
-	return hash
+	return d, hash
 }
 
 // liveDeployment is the Deployment of dobj as the API server would hold it
 // after creating it and rolling it out: desired plus server defaults and a
 // finished rollout status.
 func liveDeployment(dobj *appv1.DeployObject) *appsv1.Deployment {
-	d := desiredDeployment(dobj, profileNone)
+	d, _ := mustStamp(dobj)
 	d.UID = "uid-deploy"
 	d.ResourceVersion = "20"
 	d.Generation = 1
@@ -273,6 +280,20 @@ func expectActions(t *testing.T, got []core.Action, want ...string) {
 
 func readyOf(t *testing.T, a core.Action) metav1.Condition {
 	t.Helper()
+	status := statusOf(t, a)
+	c := meta.FindStatusCondition(status.Conditions, appv1.ConditionReady)
+	if c == nil {
+		t.Fatalf("status patch has no Ready condition: %+v", status)
+	}
+	if status.ObservedGeneration != 2 {
+		t.Errorf("observedGeneration = %d, want 2", status.ObservedGeneration)
+	}
+	return *c
+}
+
+// statusOf is the status a's server-side apply of the status writes.
+func statusOf(t *testing.T, a core.Action) appv1.DeployObjectStatus {
+	t.Helper()
 	patch, ok := a.(core.PatchAction)
 	if !ok || patch.GetPatchType() != types.ApplyPatchType || a.GetSubresource() != "status" {
 		t.Fatalf("want a server-side apply of the status, got %#v", a)
@@ -283,14 +304,7 @@ func readyOf(t *testing.T, a core.Action) metav1.Condition {
 	if err := yamlOrJSON(patch.GetPatch(), &status); err != nil {
 		t.Fatalf("decoding status patch: %v", err)
 	}
-	c := meta.FindStatusCondition(status.Status.Conditions, appv1.ConditionReady)
-	if c == nil {
-		t.Fatalf("status patch has no Ready condition: %s", patch.GetPatch())
-	}
-	if status.Status.ObservedGeneration != 2 {
-		t.Errorf("observedGeneration = %d, want 2", status.Status.ObservedGeneration)
-	}
-	return *c
+	return status.Status
 }
 
 func events(r *record.FakeRecorder) []string {
@@ -316,8 +330,8 @@ func TestSyncCreatesChildren(t *testing.T) {
 
 	dobj := f.dobjs[0]
 	gotD := actions[0].(core.CreateAction).GetObject().(*appsv1.Deployment)
-	if !equalObjects(gotD, desiredDeployment(dobj, profileNone)) {
-		t.Errorf("created Deployment differs from desired:\n%s", diff.Diff(desiredDeployment(dobj, profileNone), gotD))
+	if want, _ := mustStamp(dobj); !equalObjects(gotD, want) {
+		t.Errorf("created Deployment differs from desired:\n%s", diff.Diff(want, gotD))
 	}
 	gotS := actions[1].(core.CreateAction).GetObject().(*corev1.Service)
 	if !equalObjects(gotS, desiredService(dobj)) {
@@ -1080,6 +1094,48 @@ func TestSyncAdoptsOrphans(t *testing.T) {
 	}
 	if ready := readyOf(t, actions[3]); ready.Reason != appv1.ReasonAvailable {
 		t.Errorf("Ready reason = %s, want Available", ready.Reason)
+	}
+}
+
+// TestSyncAdoptedDeploymentIsJudgedByItsHash: a new DeployObject has no
+// status.deploymentHash yet; the orphan it adopts tells by its annotation
+// whether it was last applied from the same spec, and so needs no apply.
+func TestSyncAdoptedDeploymentIsJudgedByItsHash(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		annotation func(hash string) string
+		want       []string
+	}{
+		{"same spec", func(hash string) string { return hash }, []string{"patch deployments", "get deployobjects", "patch deployobjects/status"}},
+		{"another spec", func(string) string { return "0123456789abcdef" }, []string{"patch deployments", "patch deployments", "get deployobjects", "patch deployobjects/status"}},
+		{"no annotation", func(string) string { return "" }, []string{"patch deployments", "patch deployments", "get deployobjects", "patch deployobjects/status"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t)
+			dobj := newDeployObject()
+			hash := dobj.Status.DeploymentHash
+			dobj.Status = appv1.DeployObjectStatus{}
+			d, s := liveDeployment(dobj), liveService(dobj)
+			d.OwnerReferences, s.OwnerReferences = nil, nil
+			d.Annotations = map[string]string{appv1.AnnotationDeploymentHash: tc.annotation(hash)}
+			f.dobjs = []*appv1.DeployObject{dobj}
+			f.deployments = []*appsv1.Deployment{d}
+			f.services = []*corev1.Service{s}
+			err, actions := f.sync()
+			if err != nil {
+				t.Fatalf("sync: %v", err)
+			}
+			actions = slices.DeleteFunc(actions, func(a core.Action) bool { return a.GetResource().Resource == "services" })
+			expectActions(t, actions, tc.want...)
+			if len(tc.want) == 4 {
+				if p := actions[1].(core.PatchAction); p.GetPatchType() != types.ApplyPatchType {
+					t.Errorf("second Deployment patch is a %s patch, want server-side apply", p.GetPatchType())
+				}
+			}
+			if got := statusOf(t, actions[len(actions)-1]).DeploymentHash; got != hash {
+				t.Errorf("status.deploymentHash = %q, want %q", got, hash)
+			}
+		})
 	}
 }
 

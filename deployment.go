@@ -73,16 +73,39 @@ func deploymentInSync(live, desired *appsv1.Deployment) bool {
 	return covers(live.Spec, want)
 }
 
-// deploymentHash identifies desired: the controller records it in the
-// status once the Deployment is in line, and applies again when it changes.
+// deploymentHash identifies desired apart from its owner, so that a
+// Deployment orphaned by one DeployObject is found in line by the next one of
+// the same spec. The controller records it in the status once the Deployment
+// is in line, and applies again when it changes.
 func deploymentHash(desired *appsv1.Deployment) (string, error) {
-	data, err := json.Marshal(desired)
+	d := *desired
+	d.OwnerReferences, d.Annotations = nil, nil
+	data, err := json.Marshal(&d)
 	if err != nil {
 		return "", fmt.Errorf("hashing the desired Deployment: %w", err)
 	}
 	h := fnv.New64a()
 	h.Write(data)
 	return strconv.FormatUint(h.Sum64(), 16), nil
+}
+
+// stampedDeployment is desired with its hash: in the annotation the
+// Deployment carries, and returned for the status.
+func stampedDeployment(desired *appsv1.Deployment) (*appsv1.Deployment, string, error) {
+	hash, err := deploymentHash(desired)
+	if err != nil {
+		return nil, "", err
+	}
+	desired.Annotations = map[string]string{appv1.AnnotationDeploymentHash: hash}
+	return desired, hash, nil
+}
+
+// deploymentApplied reports whether live is in line with desired, whose
+// hash is hash: it holds every value desired sets, and desired is what was
+// last applied, as recorded in the status (lastHash) or, on a Deployment
+// read from the API server rather than the cache, in its annotation.
+func deploymentApplied(live, desired *appsv1.Deployment, hash, lastHash string) bool {
+	return (lastHash == hash || live.Annotations[appv1.AnnotationDeploymentHash] == hash) && deploymentInSync(live, desired)
 }
 
 // deploymentApplyBody is the server-side apply request that makes the

@@ -128,8 +128,7 @@ func (c *Controller) syncChildren(ctx context.Context, dobj *appv1.DeployObject)
 	recheckOwner := c.ownerRecheck(dobj)
 
 	deployments := c.kubeClient.AppsV1().Deployments(dobj.Namespace)
-	desired := desiredDeployment(dobj, c.podSecurity)
-	hash, err := deploymentHash(desired)
+	desired, hash, err := stampedDeployment(desiredDeployment(dobj, c.podSecurity))
 	if err != nil {
 		return out, actions, err
 	}
@@ -140,7 +139,7 @@ func (c *Controller) syncChildren(ctx context.Context, dobj *appv1.DeployObject)
 		get:    deployments.Get,
 		patch:  deployments.Patch,
 		inSync: func(live, desired *appsv1.Deployment) bool {
-			return dobj.Status.DeploymentHash == hash && deploymentInSync(live, desired)
+			return deploymentApplied(live, desired, hash, dobj.Status.DeploymentHash)
 		},
 		write: func(ctx context.Context, live, desired *appsv1.Deployment) (*appsv1.Deployment, error) {
 			return applyDeployment(ctx, deployments, live, desired)
@@ -227,8 +226,9 @@ type childOps[T metav1.Object] struct {
 	create func(context.Context, T, metav1.CreateOptions) (T, error)
 	get    func(context.Context, string, metav1.GetOptions) (T, error)
 	patch  func(context.Context, string, types.PatchType, []byte, metav1.PatchOptions, ...string) (T, error)
-	// inSync reports whether live is in line with desired; it reads only
-	// what the cache keeps of live.
+	// inSync reports whether live is in line with desired. It needs only
+	// what the cache keeps of live, and may find more in a live object read
+	// from the API server.
 	inSync func(live, desired T) bool
 	// write brings live, just read from the API server, in line with
 	// desired.
@@ -301,6 +301,11 @@ func syncChild[T metav1.Object](ctx context.Context, dobj *appv1.DeployObject, d
 		}
 		if !metav1.IsControlledBy(live, dobj) {
 			return zero, "", &resourceConflictError{kind: ops.kind, name: name}
+		}
+		// The live object may show what the cache cannot: that an earlier
+		// write, whose record was lost, already brought it in line.
+		if ops.inSync(live, desired) {
+			return live, adopted, nil
 		}
 	}
 	updated, err := ops.write(ctx, live, desired)

@@ -12,6 +12,12 @@ const (
 	// LabelName, set to the DeployObject's name, selects its pods.
 	LabelName = "app.deployobject.dev/name"
 
+	// AnnotationDeploymentHash on the Deployment holds the hash of the
+	// Deployment the controller last created or applied, as
+	// status.deploymentHash does; it lets a DeployObject that adopts an
+	// orphaned Deployment tell whether that Deployment is already in line.
+	AnnotationDeploymentHash = "app.deployobject.dev/deployment-hash"
+
 	// ContainerName is the container the controller owns in the pod template.
 	ContainerName = "app"
 )
