@@ -5,6 +5,7 @@ SHELL := /usr/bin/env bash
 
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 BIN     := bin/deployobject-controller
+IMAGE   := bin/image
 GOFILES := $(shell git ls-files '*.go' 2>/dev/null)
 
 .PHONY: help
@@ -26,6 +27,7 @@ verify: ## Check that generated code is fresh, code is gofmt-ed and go vet passe
 	go vet ./...
 	go vet -tags e2e ./test/e2e/
 	cd test/gitops && go vet ./...
+	cd hack/image && go vet ./...
 
 .PHONY: test-unit
 test-unit: ## Unit tests, with the race detector.
@@ -34,6 +36,20 @@ test-unit: ## Unit tests, with the race detector.
 .PHONY: test-gitops
 test-gitops: ## The Argo CD health check and Flux's kstatus on the fixtures e2e captured (module test/gitops).
 	cd test/gitops && go test -count=1 ./...
+
+.PHONY: image
+image: build ## Build the container image of bin/ as an OCI image layout in bin/image, without a container engine.
+	cd hack/image && go run . build -binary ../../$(BIN) -version $(VERSION) -out ../../$(IMAGE)
+
+.PHONY: test-image
+test-image: image ## Check the image against the Dockerfile: entrypoint, user 65532, and the binary in it prints its version.
+	cd hack/image && go test -count=1 ./...
+	cd hack/image && go run . check -layout ../../$(IMAGE) -dockerfile ../../Dockerfile -version $(VERSION)
+	@if [[ $$(id -u) == 0 ]] && command -v crun >/dev/null && command -v umoci >/dev/null; then \
+		hack/image/run-crun.sh $(IMAGE) $(VERSION); \
+	else \
+		echo "test-image: not run under a container runtime (needs root, and crun and umoci from Debian's packages)"; \
+	fi
 
 FUZZTIME ?= 10s
 .PHONY: test-fuzz
@@ -47,7 +63,7 @@ test-e2e: build ## End-to-end tests against a fresh local cluster, removed after
 	hack/e2e.sh
 
 .PHONY: test
-test: test-unit test-gitops test-fuzz test-e2e ## Unit tests, GitOps health checks, short fuzzing, then end-to-end tests. What CI runs.
+test: test-unit test-gitops test-image test-fuzz test-e2e ## Unit tests, GitOps health checks, the image, short fuzzing, then end-to-end tests. What CI runs.
 
 .PHONY: run
 run: build ## Start the local cluster and run the controller against it.

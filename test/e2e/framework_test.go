@@ -27,6 +27,7 @@ import (
 	"testing"
 	"time"
 
+	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -35,6 +36,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/utils/ptr"
 
 	"deployobject.dev/controller/pkg/crdinstall"
 	clientset "deployobject.dev/controller/pkg/generated/clientset/versioned"
@@ -266,6 +268,14 @@ func (p *controllerProcess) logTail(n int) string {
 	return strings.Join(lines, "\n")
 }
 
+// deniedTo tells whether the log holds an RBAC denial of user: one that
+// names the user, unlike other Forbidden errors (namespaces of other tests
+// being torn down), which are not about permissions.
+func (p *controllerProcess) deniedTo(user string) bool {
+	log, _ := os.ReadFile(p.logPath)
+	return strings.Contains(string(log), `User \"`+user+`\" cannot`) || strings.Contains(string(log), `User "`+user+`" cannot`)
+}
+
 // metric returns the sum of the samples of a metric whose labels contain
 // every one of match (as `key="value"`), from the controller's /metrics.
 func (p *controllerProcess) metric(name string, match ...string) (float64, error) {
@@ -494,4 +504,32 @@ func controllerWrites(t *testing.T, ns, resource, verb string, since time.Time) 
 		t.Fatalf("reading the audit log: %v", err)
 	}
 	return n
+}
+
+// serviceAccountToken returns a token, valid for an hour, of the
+// ServiceAccount name in ns.
+func serviceAccountToken(t *testing.T, ns, name string) string {
+	t.Helper()
+	tok, err := env.kube.CoreV1().ServiceAccounts(ns).CreateToken(ctx, name,
+		&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To[int64](3600)}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("requesting a token for the ServiceAccount %s/%s: %v", ns, name, err)
+	}
+	return tok.Status.Token
+}
+
+// clusterCA is the CA bundle of the API server, from the kubeconfig.
+func clusterCA(t *testing.T) []byte {
+	t.Helper()
+	ca := env.cfg.CAData
+	if len(ca) == 0 && env.cfg.CAFile != "" {
+		var err error
+		if ca, err = os.ReadFile(env.cfg.CAFile); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(ca) == 0 {
+		t.Fatal("the kubeconfig has no CA: the API server must be reached over TLS")
+	}
+	return ca
 }

@@ -14,9 +14,7 @@ import (
 	"testing"
 	"time"
 
-	authenticationv1 "k8s.io/api/authentication/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/utils/ptr"
 )
 
 const (
@@ -41,22 +39,9 @@ func TestInClusterUnderDeployRBAC(t *testing.T) {
 		return err == nil && out == "2", out, nil
 	})
 
-	tok, err := env.kube.CoreV1().ServiceAccounts(systemNamespace).CreateToken(ctx, "deployobject-controller",
-		&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To[int64](3600)}}, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatalf("requesting a ServiceAccount token: %v", err)
-	}
-	ca := env.cfg.CAData
-	if len(ca) == 0 && env.cfg.CAFile != "" {
-		if ca, err = os.ReadFile(env.cfg.CAFile); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if len(ca) == 0 {
-		t.Fatal("the kubeconfig has no CA: the in-cluster path needs TLS")
-	}
+	tok := serviceAccountToken(t, systemNamespace, "deployobject-controller")
 	secrets := t.TempDir()
-	for name, content := range map[string][]byte{"token": []byte(tok.Status.Token), "ca.crt": ca, "namespace": []byte(systemNamespace)} {
+	for name, content := range map[string][]byte{"token": []byte(tok), "ca.crt": clusterCA(t), "namespace": []byte(systemNamespace)} {
 		if err := os.WriteFile(filepath.Join(secrets, name), content, 0o600); err != nil {
 			t.Fatal(err)
 		}
@@ -114,9 +99,7 @@ func TestInClusterUnderDeployRBAC(t *testing.T) {
 		return err == nil && len(evs.Items) == 1, fmt.Sprint(err), nil
 	})
 	waitReady(t, ns, "web")
-	// An RBAC denial names the user; other Forbidden errors (namespaces of
-	// other tests being torn down) are not about permissions.
-	if log, _ := os.ReadFile(p.logPath); strings.Contains(string(log), `User \"`+serviceAccount+`\" cannot`) || strings.Contains(string(log), `User "`+serviceAccount+`" cannot`) {
+	if p.deniedTo(serviceAccount) {
 		t.Errorf("the controller was denied by the deploy/ RBAC:\n%s", p.logTail(40))
 	}
 
@@ -136,10 +119,7 @@ func TestInClusterUnderDeployRBAC(t *testing.T) {
 // server: exactly what the controller needs, and no Secrets.
 func TestServiceAccountPermissions(t *testing.T) {
 	applyDeploy(t)
-	for _, tc := range []struct {
-		args []string
-		want string
-	}{
+	checkCanI(t, serviceAccount, []canICase{
 		{[]string{"list", "deployobjects.app.deployobject.dev", "-A"}, "yes"},
 		{[]string{"patch", "deployobjects.app.deployobject.dev", "--subresource=status", "-n", "default"}, "yes"},
 		{[]string{"update", "deployobjects.app.deployobject.dev", "--subresource=finalizers", "-n", "default"}, "yes"},
@@ -165,8 +145,21 @@ func TestServiceAccountPermissions(t *testing.T) {
 		{[]string{"update", "leases.coordination.k8s.io/other", "-n", systemNamespace}, "no"},
 		{[]string{"create", "clusterroles.rbac.authorization.k8s.io"}, "no"},
 		{[]string{"*", "*"}, "no"},
-	} {
-		out, _ := kubectl(append([]string{"auth", "can-i", "--as=" + serviceAccount}, tc.args...)...)
+	})
+}
+
+// canICase is a question to `kubectl auth can-i` and its expected answer.
+type canICase struct {
+	args []string
+	want string
+}
+
+// checkCanI asks the API server, with `kubectl auth can-i --as=user`,
+// whether user may do each of cases.
+func checkCanI(t *testing.T, user string, cases []canICase) {
+	t.Helper()
+	for _, tc := range cases {
+		out, _ := kubectl(append([]string{"auth", "can-i", "--as=" + user}, tc.args...)...)
 		// kubectl may print a warning first; the answer is the last line.
 		lines := strings.Split(strings.TrimSpace(out), "\n")
 		if got := lines[len(lines)-1]; got != tc.want {

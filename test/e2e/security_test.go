@@ -12,14 +12,12 @@ import (
 	"testing"
 	"time"
 
-	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
-	"k8s.io/utils/ptr"
 
 	appv1 "deployobject.dev/controller/pkg/apis/app/v1"
 	clientset "deployobject.dev/controller/pkg/generated/clientset/versioned"
@@ -227,12 +225,7 @@ func metricsToken(t *testing.T, ns, name string, reader bool) string {
 			return strings.HasSuffix(strings.TrimSpace(out), "yes"), out, nil
 		})
 	}
-	tok, err := env.kube.CoreV1().ServiceAccounts(ns).CreateToken(ctx, name,
-		&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To[int64](3600)}}, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatalf("requesting a token for %s: %v", user, err)
-	}
-	return tok.Status.Token
+	return serviceAccountToken(t, ns, name)
 }
 
 // TestMetricsRequireAuthorization runs a controller with --metrics-secure=true,
