@@ -22,6 +22,7 @@ import (
 	kubescheme "k8s.io/client-go/kubernetes/scheme"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/flowcontrol"
@@ -111,7 +112,12 @@ func run(ctx context.Context, opts *options) error {
 	defer broadcaster.Shutdown()
 	recorder := broadcaster.NewRecorder(scheme, corev1.EventSource{Component: controllerName})
 
-	dobjFactory, childFactory := newInformerFactories(kubeClient, client, opts.namespace, opts.resyncPeriod)
+	informerName, err := cache.NewInformerName(controllerName)
+	if err != nil {
+		return fmt.Errorf("naming the informers: %w", err)
+	}
+	defer informerName.Release()
+	dobjFactory, childFactory := newInformerFactories(kubeClient, client, opts.namespace, opts.resyncPeriod, namedInformers{informerName, metrics.informers})
 
 	controller, err := NewController(ctx, kubeClient, client,
 		dobjFactory.App().V1().DeployObjects(),
