@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -19,7 +20,7 @@ import (
 // TestInformerFactories: the typed accessors return the informers
 // newInformerFactories registers, which list children by the managed-by
 // label (so the children of others are not cached), cache trimmed objects,
-// and keep no indexes.
+// keep no indexes, and report client-go's informer metrics under their name.
 func TestInformerFactories(t *testing.T) {
 	dobj := newDeployObject()
 	dobj.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "kubectl"}}
@@ -31,7 +32,13 @@ func TestInformerFactories(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	dobjFactory, childFactory := newInformerFactories(kubeClient, client, metav1.NamespaceAll, time.Hour)
+	name, err := cache.NewInformerName("test-informer-factories")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer name.Release()
+	reg := prometheus.NewRegistry()
+	dobjFactory, childFactory := newInformerFactories(kubeClient, client, metav1.NamespaceAll, time.Hour, namedInformers{name, newInformerMetrics(reg)})
 	informers := map[string]cache.SharedIndexInformer{
 		"deployobjects": dobjFactory.App().V1().DeployObjects().Informer(),
 		"deployments":   childFactory.Apps().V1().Deployments().Informer(),
@@ -55,6 +62,31 @@ func TestInformerFactories(t *testing.T) {
 		}
 		if m := objs[0].(metav1.Object); m.GetManagedFields() != nil {
 			t.Errorf("%s: the cached object is not trimmed", name)
+		}
+	}
+
+	// Each informer reports client-go's informer metrics under its name.
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	series := map[string]bool{}
+	for _, f := range families {
+		for _, m := range f.GetMetric() {
+			l := map[string]string{}
+			for _, p := range m.GetLabel() {
+				l[p.GetName()] = p.GetValue()
+			}
+			if l["name"] == "test-informer-factories" {
+				series[f.GetName()+" "+l["resource"]] = true
+			}
+		}
+	}
+	for resource := range informers {
+		for _, metric := range []string{"informer_queued_items", "informer_processing_latency_seconds", "informer_store_resource_version"} {
+			if !series[metric+" "+resource] {
+				t.Errorf("no %s for %s; have %v", metric, resource, series)
+			}
 		}
 	}
 

@@ -6,7 +6,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"os"
 	"os/signal"
@@ -22,9 +21,12 @@ import (
 	kubescheme "k8s.io/client-go/kubernetes/scheme"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/flowcontrol"
+	logsapi "k8s.io/component-base/logs/api/v1"
+	_ "k8s.io/component-base/logs/json/register" // --logging-format=json
 	"k8s.io/klog/v2"
 
 	clientset "deployobject.dev/controller/pkg/generated/clientset/versioned"
@@ -35,25 +37,25 @@ import (
 var version = "dev"
 
 func main() {
-	fs := flag.NewFlagSet(os.Args[0], flag.ExitOnError)
-	klog.InitFlags(fs)
-	opts := newOptions(fs)
-	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "Usage: %s [flags]\n\n"+
-			"Keeps a Deployment and a Service in line with every DeployObject (app.deployobject.dev/v1)\n"+
-			"and reports their state in its status. Without --kubeconfig and --master it uses the\n"+
-			"in-cluster configuration.\n\nFlags:\n", os.Args[0])
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(os.Args[1:]); err != nil {
+	opts, sections, err := parseFlags(os.Args[1:])
+	switch {
+	case err != nil:
+		fmt.Fprintf(os.Stderr, "Error: %v\nRun '%s --help' for usage.\n", err, os.Args[0])
 		os.Exit(2)
-	}
-	if opts.showVersion {
+	case opts.help:
+		printUsage(os.Stdout, sections)
+		return
+	case opts.showVersion:
 		fmt.Println(version)
 		return
 	}
 	if err := opts.validate(); err != nil {
 		fmt.Fprintln(os.Stderr, "invalid flags:", err)
+		os.Exit(2)
+	}
+	// Before anything logs: the format applies to every line.
+	if err := logsapi.ValidateAndApply(opts.logs, opts.features); err != nil {
+		fmt.Fprintln(os.Stderr, "invalid logging flags:", err)
 		os.Exit(2)
 	}
 
@@ -111,7 +113,12 @@ func run(ctx context.Context, opts *options) error {
 	defer broadcaster.Shutdown()
 	recorder := broadcaster.NewRecorder(scheme, corev1.EventSource{Component: controllerName})
 
-	dobjFactory, childFactory := newInformerFactories(kubeClient, client, opts.namespace, opts.resyncPeriod)
+	informerName, err := cache.NewInformerName(controllerName)
+	if err != nil {
+		return fmt.Errorf("naming the informers: %w", err)
+	}
+	defer informerName.Release()
+	dobjFactory, childFactory := newInformerFactories(kubeClient, client, opts.namespace, opts.resyncPeriod, namedInformers{informerName, metrics.informers})
 
 	controller, err := NewController(ctx, kubeClient, client,
 		dobjFactory.App().V1().DeployObjects(),

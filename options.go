@@ -2,9 +2,15 @@ package main
 
 import (
 	"errors"
-	"flag"
+	"fmt"
+	"io"
 	"strconv"
+	"strings"
 	"time"
+
+	"github.com/spf13/pflag"
+	"k8s.io/component-base/featuregate"
+	logsapi "k8s.io/component-base/logs/api/v1"
 )
 
 // options are the command-line flags.
@@ -19,6 +25,9 @@ type options struct {
 	childBatch   time.Duration
 	podSecurity  podSecurityProfile
 	showVersion  bool
+	help         bool
+	logs         *logsapi.LoggingConfiguration
+	features     featuregate.MutableVersionedFeatureGate
 
 	leaderElect    optionalBool
 	leaseDuration  time.Duration
@@ -37,37 +46,100 @@ type options struct {
 	shutdownGrace   time.Duration
 }
 
-func newOptions(fs *flag.FlagSet) *options {
-	o := &options{}
+// flagSection is one section of --help, as Kubernetes components group
+// their flags.
+type flagSection struct {
+	name  string
+	flags *pflag.FlagSet
+}
+
+// newOptions returns the options with their defaults, and the flags that
+// set them, in sections named as kube-controller-manager names them.
+func newOptions() (*options, []flagSection, error) {
+	o := &options{logs: logsapi.NewLoggingConfiguration(), features: featuregate.NewFeatureGate()}
+	// The logging options' gates: JSON is beta (on by default), the split
+	// streams alpha.
+	if err := logsapi.AddFeatureGates(o.features); err != nil {
+		return nil, nil, fmt.Errorf("registering the logging feature gates: %w", err)
+	}
+	var sections []flagSection
+	section := func(name string) *pflag.FlagSet {
+		fs := pflag.NewFlagSet(name, pflag.ContinueOnError)
+		sections = append(sections, flagSection{name, fs})
+		return fs
+	}
+
+	fs := section("generic")
 	fs.StringVar(&o.kubeconfig, "kubeconfig", "", "Path to a kubeconfig. Without it and --master, the in-cluster configuration is used.")
 	fs.StringVar(&o.master, "master", "", "Address of the Kubernetes API server; overrides the server in --kubeconfig.")
 	fs.StringVar(&o.namespace, "namespace", "", "Watch DeployObjects in this namespace only. Empty watches all namespaces.")
 	fs.IntVar(&o.workers, "workers", 16, "Number of DeployObjects synced in parallel.")
-	fs.Func("kube-api-qps", "Steady requests per second to the API server (default 200).", float32Setter(&o.qps))
-	o.qps = 200
+	fs.Float32Var(&o.qps, "kube-api-qps", 200, "Steady requests per second to the API server.")
 	fs.IntVar(&o.burst, "kube-api-burst", 400, "Requests allowed in a burst above --kube-api-qps.")
 	fs.DurationVar(&o.resyncPeriod, "resync-period", 10*time.Minute, "How often every DeployObject is re-checked against its children even without events. 0 disables.")
 	fs.DurationVar(&o.childBatch, "child-event-batch-period", time.Second, "How long changes to a Deployment or Service are collected before its DeployObject is synced, so that a rollout's burst of status changes costs one status write. 0 syncs at once.")
 	o.podSecurity = profileNone
-	fs.Var(&o.podSecurity, "pod-security-profile", "Security settings filled into every DeployObject's pod template where its spec leaves them unset: \"none\" (default) or \"restricted\", which makes pods meet Pod Security \"restricted\" (runAsNonRoot, RuntimeDefault seccomp, no privilege escalation, all capabilities dropped). Changing it rolls out every DeployObject's pods.")
-	fs.BoolVar(&o.showVersion, "version", false, "Print the version and exit.")
+	fs.Var(&o.podSecurity, "pod-security-profile", "Security settings filled into every DeployObject's pod template where its spec leaves them unset: \"none\" or \"restricted\", which makes pods meet Pod Security \"restricted\" (runAsNonRoot, RuntimeDefault seccomp, no privilege escalation, all capabilities dropped). Changing it rolls out every DeployObject's pods.")
+	fs.DurationVar(&o.shutdownGrace, "shutdown-grace-period", 10*time.Second, "On SIGTERM, no new sync starts; this is how long syncs in flight may take to finish before they are cancelled, and then the lease is released. Losing the lease cancels them at once.")
+	o.features.AddFlag(fs)
 
+	fs = section("leader election")
 	fs.Var(&o.leaderElect, "leader-elect", "Elect a leader among replicas with a Lease; only the leader reconciles (default true in a cluster, false with --kubeconfig or --master).")
+	fs.Lookup("leader-elect").NoOptDefVal = "true"
 	fs.DurationVar(&o.leaseDuration, "leader-elect-lease-duration", 15*time.Second, "How long a non-leader waits after the last renewal before taking the lease.")
 	fs.DurationVar(&o.renewDeadline, "leader-elect-renew-deadline", 10*time.Second, "How long the leader keeps trying to renew before giving up leadership, which stops its writes and exits with code 1. Each renewal request times out after half of it. Less than the lease duration.")
 	fs.DurationVar(&o.retryPeriod, "leader-elect-retry-period", 2*time.Second, "How long to wait between attempts to acquire or renew the lease.")
 	fs.StringVar(&o.leaseNamespace, "leader-elect-resource-namespace", "", "Namespace of the Lease. Empty means the controller's own namespace in a cluster, \"default\" outside.")
 	fs.StringVar(&o.leaseName, "leader-elect-resource-name", controllerName, "Name of the Lease.")
 
+	fs = section("metrics")
 	fs.StringVar(&o.metricsAddr, "metrics-bind-address", ":8080", "Address of the Prometheus /metrics endpoint; \"0\" disables it.")
 	fs.BoolVar(&o.metricsSecure, "metrics-secure", true, "Serve the metrics address over HTTPS, to clients whose bearer token may get the path (/metrics, /debug/pprof/...) by a SubjectAccessReview. false serves plain HTTP to anyone.")
 	fs.StringVar(&o.metricsCertPath, "metrics-cert-path", "", "Directory holding the metrics server's certificate and key, re-read when they change. Empty generates a self-signed certificate at start.")
 	fs.StringVar(&o.metricsCertName, "metrics-cert-name", "tls.crt", "File name of the metrics server's certificate in --metrics-cert-path.")
 	fs.StringVar(&o.metricsCertKey, "metrics-cert-key", "tls.key", "File name of the metrics server's private key in --metrics-cert-path.")
-	fs.BoolVar(&o.profiling, "profiling", false, "Serve Go's pprof profiles under /debug/pprof/ on the metrics address.")
 	fs.StringVar(&o.healthAddr, "health-probe-bind-address", ":8081", "Address of /healthz and /readyz; \"0\" disables them.")
-	fs.DurationVar(&o.shutdownGrace, "shutdown-grace-period", 10*time.Second, "On SIGTERM, no new sync starts; this is how long syncs in flight may take to finish before they are cancelled, and then the lease is released. Losing the lease cancels them at once.")
-	return o
+
+	fs = section("debugging")
+	fs.BoolVar(&o.profiling, "profiling", false, "Serve Go's pprof profiles under /debug/pprof/ on the metrics address.")
+
+	logsapi.AddFlags(o.logs, section("logs"))
+
+	fs = section("global")
+	fs.BoolVarP(&o.help, "help", "h", false, "help for "+controllerName)
+	fs.BoolVar(&o.showVersion, "version", false, "Print the version and exit.")
+	return o, sections, nil
+}
+
+// parseFlags parses args into options. The sections are for --help.
+func parseFlags(args []string) (*options, []flagSection, error) {
+	o, sections, err := newOptions()
+	if err != nil {
+		return nil, nil, err
+	}
+	fs := pflag.NewFlagSet(controllerName, pflag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	for _, s := range sections {
+		fs.AddFlagSet(s.flags)
+	}
+	if err := fs.Parse(args); err != nil {
+		return nil, nil, err
+	}
+	if fs.NArg() > 0 {
+		return nil, nil, fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	return o, sections, nil
+}
+
+// printUsage prints --help as Kubernetes components print theirs.
+func printUsage(w io.Writer, sections []flagSection) {
+	fmt.Fprintf(w, "The DeployObject controller keeps a Deployment and a Service in line with every\n"+
+		"DeployObject (app.deployobject.dev/v1) and reports their state in its status.\n"+
+		"Without --kubeconfig and --master it uses the in-cluster configuration.\n\n"+
+		"Usage:\n  %s [flags]\n", controllerName)
+	for _, s := range sections {
+		fmt.Fprintf(w, "\n%s flags:\n\n%s", strings.ToUpper(s.name[:1])+s.name[1:], s.flags.FlagUsagesWrapped(0))
+	}
 }
 
 func (o *options) validate() error {
@@ -93,17 +165,6 @@ func (o *options) validate() error {
 	return errors.Join(errs...)
 }
 
-func float32Setter(p *float32) func(string) error {
-	return func(s string) error {
-		v, err := strconv.ParseFloat(s, 32)
-		if err != nil {
-			return err
-		}
-		*p = float32(v)
-		return nil
-	}
-}
-
 // optionalBool is a boolean flag that remembers whether it was set, for
 // defaults that depend on how the controller runs.
 type optionalBool struct {
@@ -126,7 +187,7 @@ func (b *optionalBool) String() string {
 	return strconv.FormatBool(b.val)
 }
 
-func (b *optionalBool) IsBoolFlag() bool { return true }
+func (b *optionalBool) Type() string { return "bool" }
 
 // value is the flag's value, or def when it was not given.
 func (b *optionalBool) value(def bool) bool {

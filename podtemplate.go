@@ -24,6 +24,8 @@ const (
 
 func (p *podSecurityProfile) String() string { return string(*p) }
 
+func (p *podSecurityProfile) Type() string { return "string" }
+
 func (p *podSecurityProfile) Set(s string) error {
 	switch v := podSecurityProfile(s); v {
 	case profileNone, profileRestricted:

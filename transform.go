@@ -85,8 +85,13 @@ func shareLabels(labels map[string]string, name string) map[string]string {
 }
 
 // slimDeployObject drops managedFields and annotations; the spec and status
-// are all read.
+// are all read. It also drops the kind and API version, which a
+// DeployObject has when it comes from a list and lacks when it comes from
+// a watch (the client's decoder clears them, and a custom resource's list
+// items carry them): the cache holds the same object either way, which is
+// what client-go's watch-list consistency detector checks.
 func slimDeployObject(d *appv1.DeployObject) *appv1.DeployObject {
+	d.TypeMeta = metav1.TypeMeta{}
 	d.ObjectMeta = slimMeta(d.ObjectMeta)
 	d.Spec.Image = intern(d.Spec.Image)
 	for i := range d.Spec.Ports {

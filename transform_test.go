@@ -120,6 +120,23 @@ func TestTransformKeepsDeployObjectSpecAndStatus(t *testing.T) {
 	}
 }
 
+// TestTransformCachesListedAndWatchedAlike: a DeployObject from a list
+// carries its kind and API version, one from a watch does not; the cache
+// must hold the same object for both, or client-go's watch-list
+// consistency detector (KUBE_WATCHLIST_INCONSISTENCY_DETECTOR) panics the
+// controller at every start, as it did in the e2e suite.
+func TestTransformCachesListedAndWatchedAlike(t *testing.T) {
+	watched := inSync(newDeployObject())
+	watched.TypeMeta = metav1.TypeMeta{}
+	listed := watched.DeepCopy()
+	listed.TypeMeta = metav1.TypeMeta{APIVersion: appv1.SchemeGroupVersion.String(), Kind: "DeployObject"}
+	a, _ := transformObject(listed)
+	b, _ := transformObject(watched)
+	if !reflect.DeepEqual(a, b) {
+		t.Errorf("listed and watched DeployObjects are cached differently:\n%+v\n%+v", a, b)
+	}
+}
+
 // TestTransformSharesStrings: two objects decoded separately, as two watch
 // events are, hold their own copies of every string; after the transform
 // the strings all children repeat are one copy, and an object's labels and

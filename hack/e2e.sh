@@ -16,6 +16,13 @@ start=$(date +%s)
 kubeconfig=$(hack/cluster.sh up "${NAME}")
 echo "e2e: cluster ${NAME} up in $(( $(date +%s) - start ))s" >&2
 
+# client-go's detectors, in every controller the suite starts (they inherit
+# this environment): a cached object modified after it entered an informer's
+# cache, or a watch list that disagrees with a list from etcd, panics the
+# controller. Set either to false to run without.
+export KUBE_CACHE_MUTATION_DETECTOR="${KUBE_CACHE_MUTATION_DETECTOR:-true}"
+export KUBE_WATCHLIST_INCONSISTENCY_DETECTOR="${KUBE_WATCHLIST_INCONSISTENCY_DETECTOR:-true}"
+
 E2E_KUBECONFIG="${kubeconfig}" \
 E2E_CONTROLLER_BIN="${ROOT}/bin/deployobject-controller" \
 E2E_KUBECTL="$(hack/cluster.sh bindir)/kubectl" \

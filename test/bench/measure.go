@@ -141,14 +141,14 @@ func writesBetween(before, after snapshot, n int) writes {
 		return l["verb"] + " " + l["resource"], writeMethods[l["verb"]]
 	}
 	var count, seconds float64
-	for key, v := range deltaBy(before, after, "rest_client_request_duration_seconds_count", verbResource) {
+	for key, v := range deltaBy(before, after, "deployobject_api_request_duration_seconds_count", verbResource) {
 		w.ByVerbResource[key] = v
 		count += v
 		if strings.HasSuffix(key, " events") {
 			w.Events += v
 		}
 	}
-	for _, v := range deltaBy(before, after, "rest_client_request_duration_seconds_sum", verbResource) {
+	for _, v := range deltaBy(before, after, "deployobject_api_request_duration_seconds_sum", verbResource) {
 		seconds += v
 	}
 	if count > 0 {

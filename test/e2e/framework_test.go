@@ -23,6 +23,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -63,6 +64,48 @@ const sharedResync = 30 * time.Second
 
 // sharedArgs are the flags of the shared controller.
 var sharedArgs = []string{"--resync-period=" + sharedResync.String()}
+
+// launchedLogs are the logs of every controller the suite started, read at
+// the end for reports of client-go's detectors (see hack/e2e.sh).
+var launchedLogs struct {
+	sync.Mutex
+	paths []string
+}
+
+// detectorMarkers are what client-go's detectors print when they fire,
+// before they panic: the cache mutation detector for each altered object,
+// the watch-list consistency detector for a watch list that differs from a
+// list served by etcd.
+var detectorMarkers = []string{"] ALTERED!", "data inconsistency detected for"}
+
+// detectorReport lists the lines of the controllers' logs where a detector
+// fired, and says in how many logs the detectors were on.
+func detectorReport() (fired []string, summary string) {
+	launchedLogs.Lock()
+	defer launchedLogs.Unlock()
+	mutation, consistency := 0, 0
+	for _, path := range launchedLogs.paths {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			fired = append(fired, err.Error())
+			continue
+		}
+		log := string(data)
+		if strings.Contains(log, "Mutation detector is enabled") {
+			mutation++
+		}
+		consistency += strings.Count(log, "data consistency check for")
+		for _, line := range strings.Split(log, "\n") {
+			for _, m := range detectorMarkers {
+				if strings.Contains(line, m) {
+					fired = append(fired, path+": "+line)
+				}
+			}
+		}
+	}
+	summary = fmt.Sprintf("%d controllers started, %d with the cache mutation detector on; %d watch-list consistency checks", len(launchedLogs.paths), mutation, consistency)
+	return fired, summary
+}
 
 // withoutSharedController stops the shared controller for the rest of the
 // test, for tests that run controllers of their own, and starts it again
@@ -123,6 +166,12 @@ func run(m *testing.M) int {
 	code := m.Run()
 	if err := shared.stop(syscall.SIGTERM, 20*time.Second); err != nil {
 		fmt.Fprintln(os.Stderr, "e2e: stopping the controller:", err)
+		code = 1
+	}
+	fired, summary := detectorReport()
+	fmt.Fprintln(os.Stderr, "e2e: client-go's detectors:", summary)
+	if len(fired) > 0 {
+		fmt.Fprintf(os.Stderr, "e2e: client-go's detectors fired:\n%s\n", strings.Join(fired, "\n"))
 		code = 1
 	}
 	if code != 0 {
@@ -194,6 +243,9 @@ func launchController(name string, wrap, environ []string, args ...string) (*con
 		return nil, err
 	}
 	p.logPath = logFile.Name()
+	launchedLogs.Lock()
+	launchedLogs.paths = append(launchedLogs.paths, p.logPath)
+	launchedLogs.Unlock()
 	// Most tests scrape metrics without credentials; those that test the
 	// secure metrics server pass --metrics-secure=true.
 	all := append([]string{"--metrics-bind-address=" + metrics, "--metrics-secure=false", "--health-probe-bind-address=" + health, "-v=2"}, args...)

@@ -1,0 +1,42 @@
+package main
+
+import (
+	"testing"
+	"time"
+)
+
+// TestParseFlags: the flags keep their names and meanings under pflag,
+// including a bare --leader-elect and klog's -v.
+func TestParseFlags(t *testing.T) {
+	o, _, err := parseFlags([]string{"--kube-api-qps=50.5", "--leader-elect", "-v=3", "--logging-format=json",
+		"--pod-security-profile=restricted", "--resync-period=1m", "--namespace", "team-a"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.qps != 50.5 || !o.leaderElect.value(false) || o.logs.Verbosity != 3 || o.logs.Format != "json" ||
+		o.podSecurity != profileRestricted || o.resyncPeriod != time.Minute || o.namespace != "team-a" {
+		t.Errorf("parsed %+v", o)
+	}
+	if err := o.validate(); err != nil {
+		t.Error(err)
+	}
+
+	d, _, err := parseFlags(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.leaderElect.set || d.qps != 200 || d.burst != 400 || d.workers != 16 || d.logs.Format != "text" || d.podSecurity != profileNone {
+		t.Errorf("defaults %+v", d)
+	}
+
+	for _, args := range [][]string{
+		{"-kubeconfig=x"}, // a long flag takes two dashes, as in every Kubernetes component
+		{"--leader-elect=maybe"},
+		{"--pod-security-profile=baseline"},
+		{"stray"},
+	} {
+		if _, _, err := parseFlags(args); err == nil {
+			t.Errorf("%v was accepted", args)
+		}
+	}
+}
