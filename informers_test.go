@@ -6,7 +6,9 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	k8sfake "k8s.io/client-go/kubernetes/fake"
@@ -21,12 +23,17 @@ import (
 // label (so the children of others are not cached), cache trimmed objects,
 // and keep no indexes.
 func TestInformerFactories(t *testing.T) {
-	dobj := newDeployObject()
+	dobj := newDeployObject(withBudget, withAutoscaling)
 	dobj.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "kubectl"}}
 	dep := liveDeployment(dobj)
 	dep.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "kube-controller-manager"}}
 	theirs := metav1.ObjectMeta{Name: "theirs", Namespace: dobj.Namespace}
-	kubeClient := k8sfake.NewClientset(dep, liveService(dobj), &appsv1.Deployment{ObjectMeta: theirs}, &corev1.Service{ObjectMeta: theirs})
+	pdb, hpa := livePDB(dobj), liveHPA(dobj)
+	pdb.ManagedFields = dep.ManagedFields
+	hpa.ManagedFields = dep.ManagedFields
+	kubeClient := k8sfake.NewClientset(dep, liveService(dobj), pdb, hpa,
+		&appsv1.Deployment{ObjectMeta: theirs}, &corev1.Service{ObjectMeta: theirs},
+		&policyv1.PodDisruptionBudget{ObjectMeta: theirs}, &autoscalingv2.HorizontalPodAutoscaler{ObjectMeta: theirs})
 	client := fake.NewSimpleClientset(dobj)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -36,6 +43,8 @@ func TestInformerFactories(t *testing.T) {
 		"deployobjects": dobjFactory.App().V1().DeployObjects().Informer(),
 		"deployments":   childFactory.Apps().V1().Deployments().Informer(),
 		"services":      childFactory.Core().V1().Services().Informer(),
+		"pdbs":          childFactory.Policy().V1().PodDisruptionBudgets().Informer(),
+		"hpas":          childFactory.Autoscaling().V2().HorizontalPodAutoscalers().Informer(),
 	}
 	dobjFactory.Start(ctx.Done())
 	childFactory.Start(ctx.Done())
@@ -66,6 +75,8 @@ func TestInformerFactories(t *testing.T) {
 	}{
 		{kubeClient.Actions(), "deployments", managed},
 		{kubeClient.Actions(), "services", managed},
+		{kubeClient.Actions(), "poddisruptionbudgets", managed},
+		{kubeClient.Actions(), "horizontalpodautoscalers", managed},
 		{client.Actions(), "deployobjects", ""},
 	} {
 		found := false
