@@ -104,6 +104,12 @@ func TestInClusterUnderDeployRBAC(t *testing.T) {
 	}
 	waitReady(t, ns, "hello")
 	waitReady(t, ns, "web")
+	// The optional children are made under the deploy/ RBAC too.
+	eventually(t, timeout, "the autoscaled example's PodDisruptionBudget and HorizontalPodAutoscaler", func() (bool, string, error) {
+		_, errPDB := env.kube.PolicyV1().PodDisruptionBudgets(ns).Get(ctx, "shop", metav1.GetOptions{})
+		_, errHPA := env.kube.AutoscalingV2().HorizontalPodAutoscalers(ns).Get(ctx, "shop", metav1.GetOptions{})
+		return errPDB == nil && errHPA == nil, fmt.Sprintf("%v; %v", errPDB, errHPA), nil
+	})
 	// Drift is corrected and told by an event: Service delete and create,
 	// and event writes, all under the deploy/ RBAC.
 	if err := env.kube.CoreV1().Services(ns).Delete(ctx, "web", metav1.DeleteOptions{}); err != nil {
