@@ -12,6 +12,7 @@ import (
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -88,6 +89,18 @@ func scaleWriters(t *testing.T, ns, name string, since time.Time) map[string]int
 	return n
 }
 
+// expectOnlyRefusedCreates fails unless the controller's only writes to the
+// object name of resource in ns were creates, which the API server refuses
+// for a name that is taken.
+func expectOnlyRefusedCreates(t *testing.T, ns, resource, name string) {
+	t.Helper()
+	for _, verb := range []string{"update", "patch", "delete"} {
+		if n := controllerWrites(t, ns, resource, verb, time.Time{})[name]; n != 0 {
+			t.Errorf("the controller made %d %s requests to the foreign %s %s", n, verb, resource, name)
+		}
+	}
+}
+
 // TestDisruptionBudget: a PodDisruptionBudget is created for a DeployObject
 // that asks for one and reported in its status; drift is corrected; steady
 // state costs no write; removing the budget from the spec removes it; a
@@ -162,9 +175,11 @@ func TestDisruptionBudget(t *testing.T) {
 	if !strings.Contains(c.Message, "PodDisruptionBudget theirs exists and is not controlled by this DeployObject") {
 		t.Errorf("condition message %q does not say why", c.Message)
 	}
-	if got, err := pdbs.Get(ctx, "theirs", metav1.GetOptions{}); err != nil || got.ResourceVersion != foreign.ResourceVersion {
-		t.Errorf("the foreign PodDisruptionBudget was touched: %v %+v", err, got)
+	// The disruption controller writes its status; nobody else may write.
+	if got, err := pdbs.Get(ctx, "theirs", metav1.GetOptions{}); err != nil || got.Generation != foreign.Generation || !equality.Semantic.DeepEqual(got.Spec, foreign.Spec) {
+		t.Errorf("the foreign PodDisruptionBudget was changed: %v %+v", err, got)
 	}
+	expectOnlyRefusedCreates(t, ns, "poddisruptionbudgets", "theirs")
 	// The blocked budget does not keep the Deployment from being made.
 	getDeployment(t, ns, "theirs")
 }
@@ -294,9 +309,11 @@ func TestAutoscaling(t *testing.T) {
 		t.Errorf("condition message %q does not say why", c.Message)
 	}
 	waitReason(t, ns, "theirs", metav1.ConditionFalse, appv1.ReasonResourceConflict)
-	if got, err := hpas.Get(ctx, "theirs", metav1.GetOptions{}); err != nil || got.ResourceVersion != foreign.ResourceVersion {
-		t.Errorf("the foreign HorizontalPodAutoscaler was touched: %v %+v", err, got)
+	// The autoscaler writes its status; nobody else may write.
+	if got, err := hpas.Get(ctx, "theirs", metav1.GetOptions{}); err != nil || got.Generation != foreign.Generation || !equality.Semantic.DeepEqual(got.Spec, foreign.Spec) {
+		t.Errorf("the foreign HorizontalPodAutoscaler was changed: %v %+v", err, got)
 	}
+	expectOnlyRefusedCreates(t, ns, "horizontalpodautoscalers", "theirs")
 }
 
 // waitHPA waits for the HorizontalPodAutoscaler name in ns.
