@@ -9,15 +9,21 @@ import (
 
 	"golang.org/x/time/rate"
 	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	appsinformers "k8s.io/client-go/informers/apps/v1"
+	autoscalinginformers "k8s.io/client-go/informers/autoscaling/v2"
 	coreinformers "k8s.io/client-go/informers/core/v1"
+	policyinformers "k8s.io/client-go/informers/policy/v1"
 	"k8s.io/client-go/kubernetes"
 	appslisters "k8s.io/client-go/listers/apps/v1"
+	autoscalinglisters "k8s.io/client-go/listers/autoscaling/v2"
 	corelisters "k8s.io/client-go/listers/core/v1"
+	policylisters "k8s.io/client-go/listers/policy/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/workqueue"
@@ -36,7 +42,8 @@ const (
 	queueName    = "deployobject"
 )
 
-// Controller keeps, for every DeployObject, a Deployment and a Service that
+// Controller keeps, for every DeployObject, a Deployment, and a Service,
+// PodDisruptionBudget and HorizontalPodAutoscaler when it asks for them, that
 // match it, and reports their state in the DeployObject's status.
 type Controller struct {
 	kubeClient kubernetes.Interface
@@ -45,6 +52,8 @@ type Controller struct {
 	deployObjects listers.DeployObjectLister
 	deployments   appslisters.DeploymentLister
 	services      corelisters.ServiceLister
+	pdbs          policylisters.PodDisruptionBudgetLister
+	hpas          autoscalinglisters.HorizontalPodAutoscalerLister
 	cachesSynced  []cache.InformerSynced
 
 	queue    workqueue.TypedRateLimitingInterface[cache.ObjectName]
@@ -73,6 +82,8 @@ func NewController(
 	deployObjectInformer informers.DeployObjectInformer,
 	deploymentInformer appsinformers.DeploymentInformer,
 	serviceInformer coreinformers.ServiceInformer,
+	pdbInformer policyinformers.PodDisruptionBudgetInformer,
+	hpaInformer autoscalinginformers.HorizontalPodAutoscalerInformer,
 	recorder record.EventRecorder,
 	metrics *reconcileMetrics,
 ) (*Controller, error) {
@@ -82,10 +93,14 @@ func NewController(
 		deployObjects: deployObjectInformer.Lister(),
 		deployments:   deploymentInformer.Lister(),
 		services:      serviceInformer.Lister(),
+		pdbs:          pdbInformer.Lister(),
+		hpas:          hpaInformer.Lister(),
 		cachesSynced: []cache.InformerSynced{
 			deployObjectInformer.Informer().HasSynced,
 			deploymentInformer.Informer().HasSynced,
 			serviceInformer.Informer().HasSynced,
+			pdbInformer.Informer().HasSynced,
+			hpaInformer.Informer().HasSynced,
 		},
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
 			newRateLimiter(),
@@ -112,7 +127,7 @@ func NewController(
 		UpdateFunc: c.updateChild,
 		DeleteFunc: c.enqueueOwner,
 	}
-	for _, inf := range []cache.SharedIndexInformer{deploymentInformer.Informer(), serviceInformer.Informer()} {
+	for _, inf := range []cache.SharedIndexInformer{deploymentInformer.Informer(), serviceInformer.Informer(), pdbInformer.Informer(), hpaInformer.Informer()} {
 		if _, err := inf.AddEventHandlerWithOptions(childHandler, cache.HandlerOptions{Logger: &logger}); err != nil {
 			return nil, fmt.Errorf("adding child event handler: %w", err)
 		}
@@ -274,6 +289,10 @@ func metaOf(obj any) (metav1.Object, error) {
 	case *appsv1.Deployment:
 		return o, nil
 	case *corev1.Service:
+		return o, nil
+	case *policyv1.PodDisruptionBudget:
+		return o, nil
+	case *autoscalingv2.HorizontalPodAutoscaler:
 		return o, nil
 	default:
 		return nil, fmt.Errorf("unexpected object of type %T in a child informer", obj)

@@ -16,7 +16,9 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -135,7 +137,7 @@ func liveService(dobj *appv1.DeployObject) *corev1.Service {
 // inSync is dobj with the status the controller writes when its children
 // are live and rolled out.
 func inSync(dobj *appv1.DeployObject) *appv1.DeployObject {
-	dobj.Status = computeStatus(dobj, syncOutcome{deployment: liveDeployment(dobj), service: liveService(dobj), deploymentHash: mustHash(dobj)}, earlier)
+	dobj.Status = computeStatus(dobj, syncOutcome{deployment: liveDeployment(dobj), service: liveService(dobj), pdb: livePDB(dobj), hpa: liveHPA(dobj), deploymentHash: mustHash(dobj)}, earlier)
 	return dobj
 }
 
@@ -145,6 +147,8 @@ type fixture struct {
 	dobjs       []*appv1.DeployObject
 	deployments []*appsv1.Deployment
 	services    []*corev1.Service
+	pdbs        []*policyv1.PodDisruptionBudget
+	hpas        []*autoscalingv2.HorizontalPodAutoscaler
 	// unlisted are objects the API server has but the informers do not,
 	// like children without the managed-by label.
 	unlisted []runtime.Object
@@ -172,6 +176,12 @@ func (f *fixture) newController(ctx context.Context) *Controller {
 	}
 	for _, s := range f.services {
 		kubeObjs = append(kubeObjs, s)
+	}
+	for _, p := range f.pdbs {
+		kubeObjs = append(kubeObjs, p)
+	}
+	for _, h := range f.hpas {
+		kubeObjs = append(kubeObjs, h)
 	}
 	kubeObjs = append(kubeObjs, f.unlisted...)
 	// The fake tracker cannot server-side apply custom resources
@@ -201,6 +211,8 @@ func (f *fixture) newController(ctx context.Context) *Controller {
 		factory.App().V1().DeployObjects(),
 		kubeFactory.Apps().V1().Deployments(),
 		kubeFactory.Core().V1().Services(),
+		kubeFactory.Policy().V1().PodDisruptionBudgets(),
+		kubeFactory.Autoscaling().V2().HorizontalPodAutoscalers(),
 		f.recorder, nil)
 	if err != nil {
 		f.t.Fatalf("NewController: %v", err)
@@ -218,6 +230,12 @@ func (f *fixture) newController(ctx context.Context) *Controller {
 	}
 	for _, s := range f.services {
 		mustAdd(f.t, kubeFactory.Core().V1().Services().Informer().GetIndexer(), s.DeepCopy())
+	}
+	for _, p := range f.pdbs {
+		mustAdd(f.t, kubeFactory.Policy().V1().PodDisruptionBudgets().Informer().GetIndexer(), p.DeepCopy())
+	}
+	for _, h := range f.hpas {
+		mustAdd(f.t, kubeFactory.Autoscaling().V2().HorizontalPodAutoscalers().Informer().GetIndexer(), h.DeepCopy())
 	}
 	return c
 }
@@ -355,11 +373,28 @@ func TestSyncNoopWhenInSync(t *testing.T) {
 		{"without ports", func(d *appv1.DeployObject) { d.Spec.Ports = nil }},
 		{"NodePort", func(d *appv1.DeployObject) { d.Spec.ServiceType = appv1.ServiceTypeNodePort }},
 		{"zero replicas", func(d *appv1.DeployObject) { d.Spec.Replicas = ptr.To[int32](0) }},
+		{"budget and autoscaler", func(d *appv1.DeployObject) {
+			withBudget(d)
+			withAutoscaling(d)
+		}},
+		{"autoscaler with a behavior the server defaulted", func(d *appv1.DeployObject) {
+			withAutoscaling(d)
+			d.Spec.Autoscaling.Behavior = &autoscalingv2.HorizontalPodAutoscalerBehavior{ScaleDown: &autoscalingv2.HPAScalingRules{StabilizationWindowSeconds: ptr.To[int32](60)}}
+		}},
+		{"budget as a percentage", func(d *appv1.DeployObject) {
+			d.Spec.DisruptionBudget = &appv1.DisruptionBudget{MaxUnavailable: ptr.To(intstr.FromString("25%"))}
+		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFixture(t)
 			dobj := inSync(newDeployObject(tc.mutate))
 			f.dobjs = []*appv1.DeployObject{dobj}
+			if p := livePDB(dobj); p != nil {
+				f.pdbs = []*policyv1.PodDisruptionBudget{p}
+			}
+			if h := liveHPA(dobj); h != nil {
+				f.hpas = []*autoscalingv2.HorizontalPodAutoscaler{h}
+			}
 			f.deployments = []*appsv1.Deployment{liveDeployment(dobj)}
 			if s := liveService(dobj); s != nil {
 				if dobj.Spec.ServiceType == appv1.ServiceTypeNodePort {
@@ -540,8 +575,12 @@ func TestSyncPreservesForeignFields(t *testing.T) {
 func TestSyncConflictWithUnownedObject(t *testing.T) {
 	for _, tc := range []struct {
 		name string
+		// asks are what the DeployObject asks for beyond the defaults.
+		asks []func(*appv1.DeployObject)
 		set  func(f *fixture, dobj *appv1.DeployObject)
 		want []string
+		// condType is a condition that must report the conflict too.
+		condType string
 	}{
 		{
 			// Without the managed-by label the object never reaches the cache:
@@ -571,10 +610,37 @@ func TestSyncConflictWithUnownedObject(t *testing.T) {
 			},
 			want: []string{"patch deployobjects/status"},
 		},
+		{
+			name: "unlabelled PodDisruptionBudget not in the cache",
+			asks: []func(*appv1.DeployObject){withBudget, withAutoscaling},
+			set: func(f *fixture, dobj *appv1.DeployObject) {
+				f.deployments = []*appsv1.Deployment{liveDeployment(dobj)}
+				f.services = []*corev1.Service{liveService(dobj)}
+				f.unlisted = []runtime.Object{&policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Name: dobj.Name, Namespace: dobj.Namespace}}}
+				f.hpas = []*autoscalingv2.HorizontalPodAutoscaler{liveHPA(dobj)}
+			},
+			want:     []string{"create poddisruptionbudgets", "get poddisruptionbudgets", "patch deployobjects/status"},
+			condType: appv1.ConditionDisruptionBudget,
+		},
+		{
+			name: "HorizontalPodAutoscaler controlled by another owner",
+			asks: []func(*appv1.DeployObject){withBudget, withAutoscaling},
+			set: func(f *fixture, dobj *appv1.DeployObject) {
+				f.deployments = []*appsv1.Deployment{liveDeployment(dobj)}
+				f.services = []*corev1.Service{liveService(dobj)}
+				f.pdbs = []*policyv1.PodDisruptionBudget{livePDB(dobj)}
+				h := liveHPA(dobj)
+				h.OwnerReferences[0].UID = "uid-of-an-earlier-web"
+				h.Spec.MaxReplicas = 100
+				f.hpas = []*autoscalingv2.HorizontalPodAutoscaler{h}
+			},
+			want:     []string{"patch deployobjects/status"},
+			condType: appv1.ConditionAutoscaling,
+		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFixture(t)
-			dobj := newDeployObject()
+			dobj := newDeployObject(tc.asks...)
 			f.dobjs = []*appv1.DeployObject{dobj}
 			tc.set(f, dobj)
 			err, actions := f.sync()
@@ -588,6 +654,12 @@ func TestSyncConflictWithUnownedObject(t *testing.T) {
 			}
 			if ev := events(f.recorder); len(ev) != 1 || !strings.HasPrefix(ev[0], "Warning ResourceConflict") {
 				t.Errorf("events = %q, want one Warning ResourceConflict", ev)
+			}
+			if tc.condType == "" {
+				return
+			}
+			if c := conditionOf(t, actions[len(actions)-1], tc.condType); c == nil || c.Status != metav1.ConditionFalse || c.Reason != appv1.ReasonResourceConflict || !strings.Contains(c.Message, "not controlled by this DeployObject") {
+				t.Errorf("condition %s = %+v, want False/ResourceConflict saying why", tc.condType, c)
 			}
 		})
 	}
@@ -1334,4 +1406,160 @@ func storedDeployment(t *testing.T, f *fixture) *appsv1.Deployment {
 		t.Fatalf("reading the Deployment: %v", err)
 	}
 	return d
+}
+
+// withOptionalChildren gives f the live children of dobj, and dobj the
+// status of a sync that found them.
+func (f *fixture) withLiveChildren(dobj *appv1.DeployObject) {
+	inSync(dobj)
+	f.dobjs = []*appv1.DeployObject{dobj}
+	f.deployments = []*appsv1.Deployment{liveDeployment(dobj)}
+	f.services = []*corev1.Service{liveService(dobj)}
+	if p := livePDB(dobj); p != nil {
+		f.pdbs = []*policyv1.PodDisruptionBudget{p}
+	}
+	if h := liveHPA(dobj); h != nil {
+		f.hpas = []*autoscalingv2.HorizontalPodAutoscaler{h}
+	}
+}
+
+func conditionOf(t *testing.T, a core.Action, condType string) *metav1.Condition {
+	t.Helper()
+	return meta.FindStatusCondition(statusOf(t, a).Conditions, condType)
+}
+
+func TestSyncCreatesOptionalChildren(t *testing.T) {
+	f := newFixture(t)
+	dobj := newDeployObject(withBudget, withAutoscaling)
+	f.dobjs = []*appv1.DeployObject{dobj}
+	err, actions := f.sync()
+	if err != nil {
+		t.Fatalf("sync: %v", err)
+	}
+	expectActions(t, actions, "create deployments", "create services", "create poddisruptionbudgets", "create horizontalpodautoscalers", "patch deployobjects/status")
+	if got := actions[2].(core.CreateAction).GetObject(); !equalObjects(got, desiredPDB(dobj)) {
+		t.Errorf("created PodDisruptionBudget differs from desired:\n%s", diff.Diff(desiredPDB(dobj), got))
+	}
+	if got := actions[3].(core.CreateAction).GetObject(); !equalObjects(got, mustDesiredHPA(dobj)) {
+		t.Errorf("created HorizontalPodAutoscaler differs from desired:\n%s", diff.Diff(mustDesiredHPA(dobj), got))
+	}
+	for _, ct := range []string{appv1.ConditionDisruptionBudget, appv1.ConditionAutoscaling} {
+		if c := conditionOf(t, actions[4], ct); c == nil || c.ObservedGeneration != dobj.Generation {
+			t.Errorf("condition %s = %+v, want one for generation %d", ct, c, dobj.Generation)
+		}
+	}
+}
+
+func TestSyncCorrectsOptionalChildDrift(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		drift func(*fixture)
+		want  []string
+	}{
+		{"budget loosened", func(f *fixture) { f.pdbs[0].Spec.MinAvailable = ptr.To(intstr.FromInt32(0)) },
+			[]string{"get poddisruptionbudgets", "update poddisruptionbudgets"}},
+		{"budget selects other pods", func(f *fixture) {
+			f.pdbs[0].Spec.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{"app": "x"}}
+		},
+			[]string{"get poddisruptionbudgets", "update poddisruptionbudgets"}},
+		{"autoscaler maxReplicas raised", func(f *fixture) { f.hpas[0].Spec.MaxReplicas = 100 },
+			[]string{"get horizontalpodautoscalers", "update horizontalpodautoscalers"}},
+		{"autoscaler pointed at the Deployment", func(f *fixture) {
+			f.hpas[0].Spec.ScaleTargetRef = autoscalingv2.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "web"}
+		}, []string{"get horizontalpodautoscalers", "update horizontalpodautoscalers"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t)
+			dobj := newDeployObject(withBudget, withAutoscaling)
+			f.withLiveChildren(dobj)
+			tc.drift(f)
+			err, actions := f.sync()
+			if err != nil {
+				t.Fatalf("sync: %v", err)
+			}
+			expectActions(t, actions, tc.want...)
+			switch got := actions[1].(core.UpdateAction).GetObject().(type) {
+			case *policyv1.PodDisruptionBudget:
+				if _, changed := mergePDB(got, desiredPDB(dobj)); changed || got.UID != "uid-pdb" {
+					t.Errorf("updated PodDisruptionBudget still drifts or lost its identity: %+v", got)
+				}
+			case *autoscalingv2.HorizontalPodAutoscaler:
+				if !hpaInSync(got, mustDesiredHPA(dobj)) || got.UID != "uid-hpa" {
+					t.Errorf("updated HorizontalPodAutoscaler still drifts or lost its identity: %+v", got)
+				}
+			}
+			if ev := events(f.recorder); len(ev) != 1 || !strings.HasPrefix(ev[0], "Normal DriftCorrected updated") {
+				t.Errorf("events = %q, want one Normal DriftCorrected", ev)
+			}
+		})
+	}
+}
+
+func TestSyncDeletesOptionalChildrenWhenRemoved(t *testing.T) {
+	f := newFixture(t)
+	asked := newDeployObject(withBudget, withAutoscaling)
+	f.withLiveChildren(asked)
+	// The spec no longer asks for either; the last status still reports them.
+	dobj := asked.DeepCopy()
+	dobj.Generation = 3
+	dobj.Spec.DisruptionBudget, dobj.Spec.Autoscaling = nil, nil
+	f.dobjs = []*appv1.DeployObject{dobj}
+	err, actions := f.sync()
+	if err != nil {
+		t.Fatalf("sync: %v", err)
+	}
+	expectActions(t, actions, "delete poddisruptionbudgets", "delete horizontalpodautoscalers", "patch deployobjects/status")
+	for i, uid := range []types.UID{"uid-pdb", "uid-hpa"} {
+		del := actions[i].(core.DeleteAction)
+		if p := del.GetDeleteOptions().Preconditions; del.GetName() != "web" || p == nil || *p.UID != uid {
+			t.Errorf("delete = %s %+v, want web with UID precondition %s", del.GetName(), del.GetDeleteOptions(), uid)
+		}
+	}
+	status := statusOf(t, actions[2])
+	for _, ct := range []string{appv1.ConditionDisruptionBudget, appv1.ConditionAutoscaling} {
+		if c := meta.FindStatusCondition(status.Conditions, ct); c != nil {
+			t.Errorf("condition %s still reported after its child was removed: %+v", ct, c)
+		}
+	}
+	if ev := events(f.recorder); len(ev) != 0 {
+		t.Errorf("events = %q, want none: the removal follows a spec change", ev)
+	}
+}
+
+func TestSyncLeavesForeignOptionalChildren(t *testing.T) {
+	// Neither asked for: same-named objects that are not the DeployObject's
+	// are none of its business.
+	f := newFixture(t)
+	asked := newDeployObject(withBudget, withAutoscaling)
+	dobj := newDeployObject()
+	f.withLiveChildren(dobj)
+	p, h := livePDB(asked), liveHPA(asked)
+	p.OwnerReferences, h.OwnerReferences[0].UID = nil, "uid-of-another-web"
+	delete(p.Labels, nameLabel)
+	f.pdbs, f.hpas = []*policyv1.PodDisruptionBudget{p}, []*autoscalingv2.HorizontalPodAutoscaler{h}
+	err, actions := f.sync()
+	if err != nil {
+		t.Fatalf("sync: %v", err)
+	}
+	expectActions(t, actions)
+}
+
+// TestSyncFollowsTheAutoscaler: the autoscaler writes spec.replicas through
+// the scale subresource (a new generation); the controller passes it on to
+// the Deployment and leaves the autoscaler alone.
+func TestSyncFollowsTheAutoscaler(t *testing.T) {
+	f := newFixture(t)
+	dobj := newDeployObject(withAutoscaling)
+	f.withLiveChildren(dobj)
+	scaled := dobj.DeepCopy()
+	scaled.Generation, scaled.Spec.Replicas = 3, ptr.To[int32](4)
+	f.dobjs = []*appv1.DeployObject{scaled}
+	err, actions := f.sync()
+	if err != nil {
+		t.Fatalf("sync: %v", err)
+	}
+	expectActions(t, actions, "get deployments", "patch deployments", "patch deployobjects/status")
+	if got := appliedDeployment(t, actions[1]).Spec.Replicas; got == nil || *got != 4 {
+		t.Errorf("applied replicas = %v, want the autoscaler's 4", got)
+	}
 }

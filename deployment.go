@@ -3,9 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"hash/fnv"
 	"maps"
-	"strconv"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -80,13 +78,11 @@ func deploymentInSync(live, desired *appsv1.Deployment) bool {
 func deploymentHash(desired *appsv1.Deployment) (string, error) {
 	d := *desired
 	d.OwnerReferences, d.Annotations = nil, nil
-	data, err := json.Marshal(&d)
+	hash, err := hashOf(&d)
 	if err != nil {
 		return "", fmt.Errorf("hashing the desired Deployment: %w", err)
 	}
-	h := fnv.New64a()
-	h.Write(data)
-	return strconv.FormatUint(h.Sum64(), 16), nil
+	return hash, nil
 }
 
 // stampedDeployment is desired with its hash: in the annotation the

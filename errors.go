@@ -34,6 +34,8 @@ func (e *resourceConflictError) Error() string {
 
 // childProblem is why one child could not be brought in line.
 type childProblem struct {
+	// kind is the kind of the child.
+	kind string
 	// reason is the Ready condition's reason for it.
 	reason  string
 	message string

@@ -5,7 +5,9 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -20,16 +22,19 @@ import (
 	informers "deployobject.dev/controller/pkg/generated/informers/externalversions"
 )
 
-// newInformerFactories returns the factories of the controller's three
-// informers, which decide what the caches hold: every DeployObject in the
-// watched namespaces, resynced every resync period; only the Deployments and
-// Services that carry the controller's managed-by label, never resynced (the
-// handlers drop child resyncs anyway); all trimmed by transformObject.
+// newInformerFactories returns the factories of the controller's informers,
+// which decide what the caches hold: every DeployObject in the watched
+// namespaces, resynced every resync period; only the children (Deployments,
+// Services, PodDisruptionBudgets, HorizontalPodAutoscalers) that carry the
+// controller's managed-by label, never resynced (the handlers drop child
+// resyncs anyway); all trimmed by transformObject. A kind no DeployObject
+// asks for costs an empty cache and one watch, nothing per DeployObject.
 //
 // The informers are registered here without the namespace index that the
 // generated ones add: the controller only ever reads by key, and at 10,000
 // DeployObjects dropping them saved about 3 MiB of heap in use. The typed
-// accessors (Deployments(), Services(), DeployObjects()) return these.
+// accessors (Deployments(), Services(), PodDisruptionBudgets(),
+// HorizontalPodAutoscalers(), DeployObjects()) return these.
 //
 // Each informer carries id's name, under which client-go reports its
 // metrics (see namedInformers).
@@ -55,6 +60,14 @@ func newInformerFactories(kubeClient kubernetes.Interface, client clientset.Inte
 	childFactory.InformerFor(&corev1.Service{}, func(c kubernetes.Interface, resync time.Duration) cache.SharedIndexInformer {
 		l := c.CoreV1().Services(namespace)
 		return id.informer(c, &corev1.Service{}, corev1.SchemeGroupVersion.WithResource("services"), resync, listWatch(l.List, l.Watch, managedOnly))
+	})
+	childFactory.InformerFor(&policyv1.PodDisruptionBudget{}, func(c kubernetes.Interface, resync time.Duration) cache.SharedIndexInformer {
+		l := c.PolicyV1().PodDisruptionBudgets(namespace)
+		return id.informer(c, &policyv1.PodDisruptionBudget{}, policyv1.SchemeGroupVersion.WithResource("poddisruptionbudgets"), resync, listWatch(l.List, l.Watch, managedOnly))
+	})
+	childFactory.InformerFor(&autoscalingv2.HorizontalPodAutoscaler{}, func(c kubernetes.Interface, resync time.Duration) cache.SharedIndexInformer {
+		l := c.AutoscalingV2().HorizontalPodAutoscalers(namespace)
+		return id.informer(c, &autoscalingv2.HorizontalPodAutoscaler{}, autoscalingv2.SchemeGroupVersion.WithResource("horizontalpodautoscalers"), resync, listWatch(l.List, l.Watch, managedOnly))
 	})
 	return dobjFactory, childFactory
 }

@@ -7,7 +7,9 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	k8sfake "k8s.io/client-go/kubernetes/fake"
@@ -22,12 +24,17 @@ import (
 // label (so the children of others are not cached), cache trimmed objects,
 // keep no indexes, and report client-go's informer metrics under their name.
 func TestInformerFactories(t *testing.T) {
-	dobj := newDeployObject()
+	dobj := newDeployObject(withBudget, withAutoscaling)
 	dobj.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "kubectl"}}
 	dep := liveDeployment(dobj)
 	dep.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "kube-controller-manager"}}
 	theirs := metav1.ObjectMeta{Name: "theirs", Namespace: dobj.Namespace}
-	kubeClient := k8sfake.NewClientset(dep, liveService(dobj), &appsv1.Deployment{ObjectMeta: theirs}, &corev1.Service{ObjectMeta: theirs})
+	pdb, hpa := livePDB(dobj), liveHPA(dobj)
+	pdb.ManagedFields = dep.ManagedFields
+	hpa.ManagedFields = dep.ManagedFields
+	kubeClient := k8sfake.NewClientset(dep, liveService(dobj), pdb, hpa,
+		&appsv1.Deployment{ObjectMeta: theirs}, &corev1.Service{ObjectMeta: theirs},
+		&policyv1.PodDisruptionBudget{ObjectMeta: theirs}, &autoscalingv2.HorizontalPodAutoscaler{ObjectMeta: theirs})
 	client := fake.NewSimpleClientset(dobj)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -40,9 +47,11 @@ func TestInformerFactories(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	dobjFactory, childFactory := newInformerFactories(kubeClient, client, metav1.NamespaceAll, time.Hour, namedInformers{name, newInformerMetrics(reg)})
 	informers := map[string]cache.SharedIndexInformer{
-		"deployobjects": dobjFactory.App().V1().DeployObjects().Informer(),
-		"deployments":   childFactory.Apps().V1().Deployments().Informer(),
-		"services":      childFactory.Core().V1().Services().Informer(),
+		"deployobjects":            dobjFactory.App().V1().DeployObjects().Informer(),
+		"deployments":              childFactory.Apps().V1().Deployments().Informer(),
+		"services":                 childFactory.Core().V1().Services().Informer(),
+		"poddisruptionbudgets":     childFactory.Policy().V1().PodDisruptionBudgets().Informer(),
+		"horizontalpodautoscalers": childFactory.Autoscaling().V2().HorizontalPodAutoscalers().Informer(),
 	}
 	dobjFactory.Start(ctx.Done())
 	childFactory.Start(ctx.Done())
@@ -98,6 +107,8 @@ func TestInformerFactories(t *testing.T) {
 	}{
 		{kubeClient.Actions(), "deployments", managed},
 		{kubeClient.Actions(), "services", managed},
+		{kubeClient.Actions(), "poddisruptionbudgets", managed},
+		{kubeClient.Actions(), "horizontalpodautoscalers", managed},
 		{client.Actions(), "deployobjects", ""},
 	} {
 		found := false

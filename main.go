@@ -124,6 +124,8 @@ func run(ctx context.Context, opts *options) error {
 		dobjFactory.App().V1().DeployObjects(),
 		childFactory.Apps().V1().Deployments(),
 		childFactory.Core().V1().Services(),
+		childFactory.Policy().V1().PodDisruptionBudgets(),
+		childFactory.Autoscaling().V2().HorizontalPodAutoscalers(),
 		recorder, metrics.reconcile)
 	if err != nil {
 		return err

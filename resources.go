@@ -1,6 +1,10 @@
 package main
 
 import (
+	"encoding/json"
+	"hash/fnv"
+	"strconv"
+
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -81,4 +85,16 @@ func withLabels(got, want map[string]string) map[string]string {
 		out[k] = v
 	}
 	return out
+}
+
+// hashOf is a short hash of v as JSON, which identifies a desired child
+// across syncs and restarts.
+func hashOf(v any) (string, error) {
+	data, err := json.Marshal(v)
+	if err != nil {
+		return "", err
+	}
+	h := fnv.New64a()
+	h.Write(data)
+	return strconv.FormatUint(h.Sum64(), 16), nil
 }

@@ -7,7 +7,9 @@ import (
 	"unicode/utf8"
 
 	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -23,6 +25,8 @@ import (
 type syncOutcome struct {
 	deployment *appsv1.Deployment
 	service    *corev1.Service
+	pdb        *policyv1.PodDisruptionBudget
+	hpa        *autoscalingv2.HorizontalPodAutoscaler
 	// deploymentHash identifies the desired Deployment when the live one is
 	// in line with it; empty when the Deployment could not be brought in
 	// line, and the status keeps the hash it had.
@@ -72,7 +76,37 @@ func computeStatus(dobj *appv1.DeployObject, out syncOutcome, now metav1.Time) a
 	if progress != nil {
 		meta.SetStatusCondition(&status.Conditions, *progress)
 	}
+	setChildCondition(&status.Conditions, wantsDisruptionBudget(dobj), dobj.Generation, now, func() metav1.Condition {
+		return disruptionBudgetCondition(dobj, out.pdb, out.problem(kindPDB))
+	})
+	setChildCondition(&status.Conditions, wantsAutoscaling(dobj), dobj.Generation, now, func() metav1.Condition {
+		return autoscalingCondition(dobj, out.hpa, out.problem(kindHPA))
+	})
 	return status
+}
+
+// setChildCondition sets the condition of an optional child that the spec
+// asks for (want), and removes it when the spec does not: a DeployObject
+// without optional children carries no condition about them.
+func setChildCondition(conds *[]metav1.Condition, want bool, generation int64, now metav1.Time, condition func() metav1.Condition) {
+	c := condition()
+	if !want {
+		meta.RemoveStatusCondition(conds, c.Type)
+		return
+	}
+	c.ObservedGeneration, c.LastTransitionTime = generation, now
+	meta.SetStatusCondition(conds, c)
+}
+
+// problem is the problem that kept the child of kind from being made, if
+// any.
+func (o syncOutcome) problem(kind string) *childProblem {
+	for i := range o.problems {
+		if o.problems[i].kind == kind {
+			return &o.problems[i]
+		}
+	}
+	return nil
 }
 
 // progressConditionTypes are the kstatus conditions, derived from Ready by
@@ -124,6 +158,12 @@ func readyCondition(dobj *appv1.DeployObject, out syncOutcome) metav1.Condition 
 	}
 	if wantsService(dobj) && out.service == nil {
 		return notReady(appv1.ReasonProgressing, "Service %s does not exist yet", dobj.Name)
+	}
+	if wantsDisruptionBudget(dobj) && out.pdb == nil {
+		return notReady(appv1.ReasonProgressing, "%s %s does not exist yet", kindPDB, dobj.Name)
+	}
+	if wantsAutoscaling(dobj) && out.hpa == nil {
+		return notReady(appv1.ReasonProgressing, "%s %s does not exist yet", kindHPA, dobj.Name)
 	}
 	if d.Status.ObservedGeneration < d.Generation {
 		return notReady(appv1.ReasonProgressing, "waiting for the Deployment controller to observe generation %d of Deployment %s", d.Generation, d.Name)
@@ -261,5 +301,6 @@ func statusApplyConfiguration(dobj *appv1.DeployObject, status appv1.DeployObjec
 // A type it no longer writes for a DeployObject is left out of the apply,
 // and server-side apply then removes the condition.
 func ownCondition(t string) bool {
-	return t == appv1.ConditionReady || slices.Contains(progressConditionTypes, t)
+	return t == appv1.ConditionReady || t == appv1.ConditionDisruptionBudget || t == appv1.ConditionAutoscaling ||
+		slices.Contains(progressConditionTypes, t)
 }

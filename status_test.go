@@ -245,3 +245,40 @@ func TestNewProblems(t *testing.T) {
 		}
 	}
 }
+
+// TestChildConditions: the DisruptionBudget and Autoscaling conditions are
+// there only while the spec asks for their child, keep their transition time
+// while their status holds, and leave Ready alone.
+func TestChildConditions(t *testing.T) {
+	plain := newDeployObject()
+	st := computeStatus(plain, syncOutcome{deployment: liveDeployment(plain), service: liveService(plain)}, earlier)
+	for _, ct := range []string{appv1.ConditionDisruptionBudget, appv1.ConditionAutoscaling} {
+		if c := meta.FindStatusCondition(st.Conditions, ct); c != nil {
+			t.Errorf("a DeployObject that asks for no %s carries %+v", ct, c)
+		}
+	}
+
+	dobj := newDeployObject(withBudget, withAutoscaling)
+	out := syncOutcome{deployment: liveDeployment(dobj), service: liveService(dobj), pdb: livePDB(dobj), hpa: liveHPA(dobj)}
+	dobj.Status = computeStatus(dobj, out, earlier)
+	if ready := meta.FindStatusCondition(dobj.Status.Conditions, appv1.ConditionReady); ready.Status != metav1.ConditionTrue {
+		t.Fatalf("Ready = %+v with both children in line", ready)
+	}
+	out.pdb.Status.CurrentHealthy, out.pdb.Status.DisruptionsAllowed = 1, 0
+	out.hpa.Status.DesiredReplicas = 3
+	next := computeStatus(dobj, out, fixedNow)
+	budget := meta.FindStatusCondition(next.Conditions, appv1.ConditionDisruptionBudget)
+	autoscaling := meta.FindStatusCondition(next.Conditions, appv1.ConditionAutoscaling)
+	if budget.Status != metav1.ConditionFalse || !budget.LastTransitionTime.Equal(&fixedNow) {
+		t.Errorf("DisruptionBudget = %+v, want False since now", budget)
+	}
+	if autoscaling.Status != metav1.ConditionTrue || !autoscaling.LastTransitionTime.Equal(&earlier) || !strings.Contains(autoscaling.Message, "3 desired") {
+		t.Errorf("Autoscaling = %+v, want True since earlier with the new count", autoscaling)
+	}
+	if ready := meta.FindStatusCondition(next.Conditions, appv1.ConditionReady); ready.Status != metav1.ConditionTrue {
+		t.Errorf("Ready = %+v: a budget allowing no eviction does not make the application unavailable", ready)
+	}
+	if a := statusApplyConfiguration(dobj, next); len(a.Status.Conditions) != 3 {
+		t.Errorf("the status apply carries %d conditions, want Ready, DisruptionBudget and Autoscaling", len(a.Status.Conditions))
+	}
+}

@@ -105,16 +105,20 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) erro
 	return nil
 }
 
-// syncChildren creates, updates or deletes the Deployment and Service of dobj
-// as needed. It returns the children as they are afterwards, with the
-// problems that kept any of them from being made, and a short description of
-// each write, for the event. A child that is blocked does not keep the other
-// from being made; any other error ends the sync.
+// syncChildren creates, updates or deletes the children of dobj as needed:
+// the Deployment, and the Service, PodDisruptionBudget and
+// HorizontalPodAutoscaler when the spec asks for them. It returns the
+// children as they are afterwards, with the problems that kept any of them
+// from being made, and a short description of each write, for the event. A
+// child that is blocked does not keep the others from being made; any other
+// error ends the sync.
 func (c *Controller) syncChildren(ctx context.Context, dobj *appv1.DeployObject) (syncOutcome, []string, error) {
 	var out syncOutcome
 	var actions []string
-	// blocked notes err as a problem of dobj, or returns it when it is not one.
-	blocked := func(err error) error {
+	// record notes the action of one child, and err as a problem of dobj
+	// with that child, or returns err when it is not one.
+	record := func(kind, action string, err error) error {
+		actions = appendAction(actions, action)
 		if err == nil {
 			return nil
 		}
@@ -122,6 +126,7 @@ func (c *Controller) syncChildren(ctx context.Context, dobj *appv1.DeployObject)
 		if p == nil {
 			return err
 		}
+		p.kind = kind
 		out.problems = append(out.problems, *p)
 		return nil
 	}
@@ -146,54 +151,61 @@ func (c *Controller) syncChildren(ctx context.Context, dobj *appv1.DeployObject)
 		},
 		recheckOwner: recheckOwner,
 	})
-	if err := blocked(err); err != nil {
+	if err := record("Deployment", action, err); err != nil {
 		return out, actions, err
 	}
 	if d != nil {
 		out.deployment, out.deploymentHash = d, hash
 	}
-	actions = appendAction(actions, action)
 
-	services := c.kubeClient.CoreV1().Services(dobj.Namespace)
-	if desired := desiredService(dobj); desired != nil {
-		s, action, err := syncChild(ctx, dobj, desired, childOps[*corev1.Service]{
-			kind:   "Service",
-			cached: c.services.Services(dobj.Namespace).Get,
-			create: services.Create,
-			get:    services.Get,
-			patch:  services.Patch,
-			inSync: func(live, desired *corev1.Service) bool {
-				_, changed := mergeService(live, desired)
-				return !changed
-			},
-			write: func(ctx context.Context, live, desired *corev1.Service) (*corev1.Service, error) {
-				merged, _ := mergeService(live, desired)
-				return services.Update(ctx, merged, metav1.UpdateOptions{FieldManager: fieldManager})
-			},
-			recheckOwner: recheckOwner,
-		})
-		if err := blocked(err); err != nil {
-			return out, actions, err
-		}
-		out.service = s
-		return out, appendAction(actions, action), nil
+	ns := dobj.Namespace
+	out.service, action, err = syncOptionalChild(ctx, dobj, wantsService(dobj), desiredService(dobj),
+		updatedChildOps("Service", c.services.Services(ns).Get, c.kubeClient.CoreV1().Services(ns), mergeService, recheckOwner))
+	if err := record("Service", action, err); err != nil {
+		return out, actions, err
 	}
 
-	// No ports: a Service the controller made earlier goes; a Service of the
-	// same name that it does not control is none of its business.
-	live, err := c.services.Services(dobj.Namespace).Get(dobj.Name)
+	out.pdb, action, err = syncOptionalChild(ctx, dobj, wantsDisruptionBudget(dobj), desiredPDB(dobj),
+		updatedChildOps(kindPDB, c.pdbs.PodDisruptionBudgets(ns).Get, c.kubeClient.PolicyV1().PodDisruptionBudgets(ns), mergePDB, recheckOwner))
+	if err := record(kindPDB, action, err); err != nil {
+		return out, actions, err
+	}
+
+	desiredAutoscaler, err := desiredHPA(dobj)
+	if err != nil {
+		return out, actions, err
+	}
+	out.hpa, action, err = syncOptionalChild(ctx, dobj, wantsAutoscaling(dobj), desiredAutoscaler,
+		updatedChildOps(kindHPA, c.hpas.HorizontalPodAutoscalers(ns).Get, c.kubeClient.AutoscalingV2().HorizontalPodAutoscalers(ns), mergeHPA, recheckOwner))
+	if err := record(kindHPA, action, err); err != nil {
+		return out, actions, err
+	}
+	return out, actions, nil
+}
+
+// syncOptionalChild brings a child that exists only when the spec asks for
+// it (want) in line with desired, as syncChild does. When the spec does not
+// ask for it, the child dobj controls is deleted, with a UID precondition so
+// that one someone else made meanwhile under the same name is not touched;
+// one that dobj does not control is none of its business.
+func syncOptionalChild[T metav1.Object](ctx context.Context, dobj *appv1.DeployObject, want bool, desired T, ops childOps[T]) (T, string, error) {
+	var zero T
+	if want {
+		return syncChild(ctx, dobj, desired, ops)
+	}
+	live, err := ops.cached(dobj.Name)
 	if apierrors.IsNotFound(err) || (err == nil && !metav1.IsControlledBy(live, dobj)) {
-		return out, actions, nil
+		return zero, "", nil
 	}
 	if err != nil {
-		return out, actions, fmt.Errorf("reading Service from cache: %w", err)
+		return zero, "", fmt.Errorf("reading %s from cache: %w", ops.kind, err)
 	}
-	uid := live.UID
-	err = services.Delete(ctx, live.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
+	uid := live.GetUID()
+	err = ops.delete(ctx, live.GetName(), metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
 	if err != nil && !apierrors.IsNotFound(err) {
-		return out, actions, fmt.Errorf("deleting Service %s: %w", live.Name, err)
+		return zero, "", fmt.Errorf("deleting %s %s: %w", ops.kind, live.GetName(), err)
 	}
-	return out, appendAction(actions, "deleted Service "+live.Name), nil
+	return zero, "deleted " + ops.kind + " " + live.GetName(), nil
 }
 
 // ownerRecheck returns a check, made at most once per sync, that dobj is
@@ -219,6 +231,38 @@ func (c *Controller) ownerRecheck(dobj *appv1.DeployObject) func(context.Context
 	}
 }
 
+// childClient is the typed client of one kind of child.
+type childClient[T metav1.Object] interface {
+	Create(context.Context, T, metav1.CreateOptions) (T, error)
+	Get(context.Context, string, metav1.GetOptions) (T, error)
+	Update(context.Context, T, metav1.UpdateOptions) (T, error)
+	Patch(context.Context, string, types.PatchType, []byte, metav1.PatchOptions, ...string) (T, error)
+	Delete(context.Context, string, metav1.DeleteOptions) error
+}
+
+// updatedChildOps are the childOps of a child kind whose owned fields are
+// few and whose live objects are brought in line by an update: merge returns
+// live with the owned fields of desired, and whether that changed anything.
+func updatedChildOps[T metav1.Object](kind string, cached func(string) (T, error), client childClient[T], merge func(live, desired T) (T, bool), recheckOwner func(context.Context) error) childOps[T] {
+	return childOps[T]{
+		kind:   kind,
+		cached: cached,
+		create: client.Create,
+		get:    client.Get,
+		patch:  client.Patch,
+		delete: client.Delete,
+		inSync: func(live, desired T) bool {
+			_, changed := merge(live, desired)
+			return !changed
+		},
+		write: func(ctx context.Context, live, desired T) (T, error) {
+			merged, _ := merge(live, desired)
+			return client.Update(ctx, merged, metav1.UpdateOptions{FieldManager: fieldManager})
+		},
+		recheckOwner: recheckOwner,
+	}
+}
+
 // childOps are the reads and writes syncChild needs for one kind of child.
 type childOps[T metav1.Object] struct {
 	kind   string
@@ -226,6 +270,9 @@ type childOps[T metav1.Object] struct {
 	create func(context.Context, T, metav1.CreateOptions) (T, error)
 	get    func(context.Context, string, metav1.GetOptions) (T, error)
 	patch  func(context.Context, string, types.PatchType, []byte, metav1.PatchOptions, ...string) (T, error)
+	// delete removes a child the spec no longer asks for; only optional
+	// children have it.
+	delete func(context.Context, string, metav1.DeleteOptions) error
 	// inSync reports whether live is in line with desired. It needs only
 	// what the cache keeps of live, and may find more in a live object read
 	// from the API server.

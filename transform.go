@@ -4,7 +4,9 @@ import (
 	"unique"
 
 	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	appv1 "deployobject.dev/controller/pkg/apis/app/v1"
@@ -35,6 +37,10 @@ func transformObject(obj any) (any, error) {
 		return slimDeployment(o), nil
 	case *corev1.Service:
 		return slimService(o), nil
+	case *policyv1.PodDisruptionBudget:
+		return slimPDB(o), nil
+	case *autoscalingv2.HorizontalPodAutoscaler:
+		return slimHPA(o), nil
 	}
 	return obj, nil
 }

@@ -67,6 +67,7 @@ func run(path string) error {
 		}
 		walk(&spec, "", bound)
 		walk(&spec, "", podAPIRules)
+		walk(&spec, "", scalingRuleBounds)
 		volumes, ok := spec.Properties["volumes"]
 		if !ok || volumes.Items == nil || volumes.Items.Schema == nil {
 			return fmt.Errorf("%s: spec.volumes is not a list", path)
@@ -194,6 +195,28 @@ func exactlyOne(what string, fields ...string) apiextensionsv1.ValidationRule {
 	return apiextensionsv1.ValidationRule{
 		Rule:    "[" + strings.Join(has, ", ") + "].filter(x, x).size() == 1",
 		Message: what + " must set exactly one of " + strings.Join(fields[:last], ", ") + " and " + fields[last],
+	}
+}
+
+// scalingRuleBounds gives the numbers of spec.autoscaling.behavior the
+// bounds the HorizontalPodAutoscaler API checks, so that admission refuses
+// what the HorizontalPodAutoscaler would be refused for.
+func scalingRuleBounds(s *apiextensionsv1.JSONSchemaProps, name string) {
+	switch {
+	case name == "scaleUp" || name == "scaleDown":
+		setMinimum(s, "stabilizationWindowSeconds", 0)
+		setMaximum(s, "stabilizationWindowSeconds", 3600)
+	case name == "policies" && s.Type == "object":
+		setMinimum(s, "value", 1)
+		setMinimum(s, "periodSeconds", 1)
+		setMaximum(s, "periodSeconds", 1800)
+	}
+}
+
+func setMaximum(s *apiextensionsv1.JSONSchemaProps, property string, maximum float64) {
+	if p, ok := s.Properties[property]; ok {
+		p.Maximum = &maximum
+		s.Properties[property] = p
 	}
 }
 

@@ -219,6 +219,37 @@ func AcceptedTable() []Accepted {
 		{"podMetadata label under the controller's prefix", func(o map[string]any) {
 			specMap(o, "podMetadata")["labels"].(map[string]any)["app.deployobject.dev/tier"] = "frontend"
 		}},
+		// Two replicas: one may be evicted.
+		{"minAvailable one below replicas", setSpec("disruptionBudget", map[string]any{"minAvailable": int64(1)})},
+		{"minAvailable 50% of two replicas", setSpec("disruptionBudget", map[string]any{"minAvailable": "50%"})},
+		{"maxUnavailable 1%", setSpec("disruptionBudget", map[string]any{"maxUnavailable": "1%"})},
+		{"maxUnavailable above replicas", setSpec("disruptionBudget", map[string]any{"maxUnavailable": int64(10)})},
+		// No pod to evict: the budget is judged again when replicas change.
+		{"minAvailable with zero replicas", func(o map[string]any) {
+			spec(o)["replicas"] = int64(0)
+			spec(o)["disruptionBudget"] = map[string]any{"minAvailable": int64(5)}
+		}},
+		// With autoscaling the budget is judged at minReplicas, whatever
+		// replicas holds now.
+		{"minAvailable below autoscaling minReplicas", func(o map[string]any) {
+			spec(o)["replicas"] = int64(1)
+			spec(o)["autoscaling"] = map[string]any{"minReplicas": int64(3), "maxReplicas": int64(6), "targetCPUUtilizationPercentage": int64(70)}
+			spec(o)["disruptionBudget"] = map[string]any{"minAvailable": int64(2)}
+		}},
+		{"autoscaling with every field", setSpec("autoscaling", map[string]any{
+			"minReplicas": int64(2), "maxReplicas": int64(2),
+			"targetCPUUtilizationPercentage": int64(1000), "targetMemoryUtilizationPercentage": int64(1),
+			"behavior": map[string]any{
+				"scaleUp": map[string]any{"stabilizationWindowSeconds": int64(0), "selectPolicy": "Max", "policies": []any{
+					map[string]any{"type": "Pods", "value": int64(1), "periodSeconds": int64(1800)},
+				}},
+				"scaleDown": map[string]any{"stabilizationWindowSeconds": int64(3600), "selectPolicy": "Disabled"},
+			},
+		})},
+		{"autoscaling on memory with a limit only", func(o map[string]any) {
+			delete(resources(o, "requests"), "memory")
+			spec(o)["autoscaling"] = map[string]any{"maxReplicas": int64(3), "targetMemoryUtilizationPercentage": int64(80)}
+		}},
 	}
 }
 
@@ -552,5 +583,49 @@ func InvalidTable() []Invalid {
 			specMap(o, "strategy")["type"] = "Recreate"
 		}},
 		{"progressDeadlineSeconds not above minReadySeconds", "spec.progressDeadlineSeconds", setSpec("progressDeadlineSeconds", int64(5))},
+		{"disruptionBudget with both", "spec.disruptionBudget", setSpec("disruptionBudget", map[string]any{"minAvailable": int64(1), "maxUnavailable": int64(1)})},
+		{"disruptionBudget with neither", "spec.disruptionBudget", setSpec("disruptionBudget", map[string]any{})},
+		{"minAvailable equal to replicas", "spec.disruptionBudget.minAvailable", setSpec("disruptionBudget", map[string]any{"minAvailable": int64(2)})},
+		{"minAvailable at the default replicas", "spec.disruptionBudget.minAvailable", func(o map[string]any) {
+			delete(spec(o), "replicas")
+			spec(o)["disruptionBudget"] = map[string]any{"minAvailable": int64(1)}
+		}},
+		{"minAvailable 100%", "spec.disruptionBudget.minAvailable", setSpec("disruptionBudget", map[string]any{"minAvailable": "100%"})},
+		// 51% of 2 pods, rounded up, is 2.
+		{"minAvailable 51% of two replicas", "spec.disruptionBudget.minAvailable", setSpec("disruptionBudget", map[string]any{"minAvailable": "51%"})},
+		{"minAvailable at autoscaling minReplicas", "spec.disruptionBudget.minAvailable", func(o map[string]any) {
+			spec(o)["replicas"] = int64(5)
+			spec(o)["autoscaling"] = map[string]any{"minReplicas": int64(2), "maxReplicas": int64(6), "targetCPUUtilizationPercentage": int64(70)}
+			spec(o)["disruptionBudget"] = map[string]any{"minAvailable": int64(2)}
+		}},
+		{"minAvailable negative", "spec.disruptionBudget.minAvailable", setSpec("disruptionBudget", map[string]any{"minAvailable": int64(-1)})},
+		{"minAvailable above 100%", "spec.disruptionBudget.minAvailable", setSpec("disruptionBudget", map[string]any{"minAvailable": "101%"})},
+		{"maxUnavailable zero", "spec.disruptionBudget.maxUnavailable", setSpec("disruptionBudget", map[string]any{"maxUnavailable": int64(0)})},
+		{"maxUnavailable 0%", "spec.disruptionBudget.maxUnavailable", setSpec("disruptionBudget", map[string]any{"maxUnavailable": "0%"})},
+		{"maxUnavailable not a number or percentage", "spec.disruptionBudget.maxUnavailable", setSpec("disruptionBudget", map[string]any{"maxUnavailable": "one"})},
+		{"autoscaling minReplicas above maxReplicas", "spec.autoscaling", setSpec("autoscaling", map[string]any{"minReplicas": int64(4), "maxReplicas": int64(3), "targetCPUUtilizationPercentage": int64(70)})},
+		{"autoscaling maxReplicas missing", "spec.autoscaling.maxReplicas", setSpec("autoscaling", map[string]any{"targetCPUUtilizationPercentage": int64(70)})},
+		{"autoscaling maxReplicas too many", "spec.autoscaling.maxReplicas", setSpec("autoscaling", map[string]any{"maxReplicas": int64(10001), "targetCPUUtilizationPercentage": int64(70)})},
+		{"autoscaling minReplicas zero", "spec.autoscaling.minReplicas", setSpec("autoscaling", map[string]any{"minReplicas": int64(0), "maxReplicas": int64(3), "targetCPUUtilizationPercentage": int64(70)})},
+		{"autoscaling without a target", "spec.autoscaling", setSpec("autoscaling", map[string]any{"maxReplicas": int64(3)})},
+		{"autoscaling CPU target zero", "spec.autoscaling.targetCPUUtilizationPercentage", setSpec("autoscaling", map[string]any{"maxReplicas": int64(3), "targetCPUUtilizationPercentage": int64(0)})},
+		{"autoscaling memory target too high", "spec.autoscaling.targetMemoryUtilizationPercentage", setSpec("autoscaling", map[string]any{"maxReplicas": int64(3), "targetMemoryUtilizationPercentage": int64(1001)})},
+		{"autoscaling on CPU without a CPU request", "spec.autoscaling.targetCPUUtilizationPercentage", func(o map[string]any) {
+			delete(resources(o, "requests"), "cpu")
+			delete(resources(o, "limits"), "cpu")
+			spec(o)["autoscaling"] = map[string]any{"maxReplicas": int64(3), "targetCPUUtilizationPercentage": int64(70)}
+		}},
+		{"autoscaling on memory without resources", "spec.autoscaling.targetMemoryUtilizationPercentage", func(o map[string]any) {
+			delete(spec(o), "resources")
+			spec(o)["autoscaling"] = map[string]any{"maxReplicas": int64(3), "targetMemoryUtilizationPercentage": int64(70)}
+		}},
+		{"autoscaling stabilization window over an hour", "spec.autoscaling.behavior.scaleUp.stabilizationWindowSeconds", setSpec("autoscaling", map[string]any{
+			"maxReplicas": int64(3), "targetCPUUtilizationPercentage": int64(70),
+			"behavior": map[string]any{"scaleUp": map[string]any{"stabilizationWindowSeconds": int64(3601)}},
+		})},
+		{"autoscaling policy period zero", "spec.autoscaling.behavior.scaleDown.policies[0].periodSeconds", setSpec("autoscaling", map[string]any{
+			"maxReplicas": int64(3), "targetCPUUtilizationPercentage": int64(70),
+			"behavior": map[string]any{"scaleDown": map[string]any{"policies": []any{map[string]any{"type": "Percent", "value": int64(10), "periodSeconds": int64(0)}}}},
+		})},
 	}
 }

@@ -499,6 +499,15 @@ func TestExamplesApply(t *testing.T) {
 	if s := getService(t, ns, "web"); s.Spec.Type != corev1.ServiceTypeClusterIP || len(s.Spec.Ports) != 1 {
 		t.Errorf("the full example's Service = %s with %d ports", s.Spec.Type, len(s.Spec.Ports))
 	}
+	// The autoscaler raises the default 1 replica to minReplicas.
+	eventually(t, 3*timeout, "the autoscaled example at minReplicas", func() (bool, string, error) {
+		d := getDO(t, ns, "shop")
+		ok, state := readyState(d)
+		return ok && *d.Spec.Replicas == 2, fmt.Sprintf("replicas %d, %s", *d.Spec.Replicas, state), nil
+	})
+	if _, err := env.kube.PolicyV1().PodDisruptionBudgets(ns).Get(ctx, "shop", metav1.GetOptions{}); err != nil {
+		t.Errorf("the autoscaled example's PodDisruptionBudget: %v", err)
+	}
 }
 
 func TestSteadyStateMakesNoWrites(t *testing.T) {

@@ -517,44 +517,55 @@ type auditEvent struct {
 	Verb      string `json:"verb"`
 	UserAgent string `json:"userAgent"`
 	ObjectRef struct {
-		Resource  string `json:"resource"`
-		Namespace string `json:"namespace"`
-		Name      string `json:"name"`
+		Resource    string `json:"resource"`
+		Subresource string `json:"subresource"`
+		Namespace   string `json:"namespace"`
+		Name        string `json:"name"`
 	} `json:"objectRef"`
+	ResponseStatus struct {
+		Code int `json:"code"`
+	} `json:"responseStatus"`
 	RequestReceivedTimestamp time.Time `json:"requestReceivedTimestamp"`
 }
 
-// controllerWrites counts by object name, from the API server's audit log
-// (every write is logged, see hack/tools/audit-policy.yaml), the requests
-// with verb on resource in namespace ns made by the controller since t0;
-// verb "write" counts every create, update, patch and delete. The
+// auditLog calls f with every event of the API server's audit log received
+// since t0 (every write is logged, see hack/tools/audit-policy.yaml).
+func auditLog(t *testing.T, since time.Time, f func(auditEvent)) {
+	t.Helper()
+	file, err := os.Open(filepath.Join(filepath.Dir(env.kubeconfig), "logs", "audit.log"))
+	if err != nil {
+		t.Fatalf("opening the audit log: %v", err)
+	}
+	defer file.Close()
+	sc := bufio.NewScanner(file)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		var e auditEvent
+		if json.Unmarshal(sc.Bytes(), &e) == nil && !e.RequestReceivedTimestamp.Before(since) {
+			f(e)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatalf("reading the audit log: %v", err)
+	}
+}
+
+// controllerWrites counts by object name, from the API server's audit log,
+// the requests with verb on resource in namespace ns made by the controller
+// since t0; verb "write" counts every create, update, patch and delete. The
 // API server names the object of a create from its body, also when
 // admission rejects it.
 var writeVerbs = map[string]bool{"create": true, "update": true, "patch": true, "delete": true}
 
 func controllerWrites(t *testing.T, ns, resource, verb string, since time.Time) map[string]int {
 	t.Helper()
-	f, err := os.Open(filepath.Join(filepath.Dir(env.kubeconfig), "logs", "audit.log"))
-	if err != nil {
-		t.Fatalf("opening the audit log: %v", err)
-	}
-	defer f.Close()
 	n := map[string]int{}
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		var e auditEvent
-		if json.Unmarshal(sc.Bytes(), &e) != nil {
-			continue
-		}
+	auditLog(t, since, func(e auditEvent) {
 		if (e.Verb == verb || (verb == "write" && writeVerbs[e.Verb])) && e.ObjectRef.Resource == resource && e.ObjectRef.Namespace == ns &&
-			strings.HasPrefix(e.UserAgent, "deployobject-controller/") && !e.RequestReceivedTimestamp.Before(since) {
+			strings.HasPrefix(e.UserAgent, "deployobject-controller/") {
 			n[e.ObjectRef.Name]++
 		}
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatalf("reading the audit log: %v", err)
-	}
+	})
 	return n
 }
 

@@ -77,6 +77,8 @@ func TestNamespacedInstallation(t *testing.T) {
 		{[]string{"create", "deployments.apps", "-n", ns}, "yes"},
 		{[]string{"patch", "deployments.apps", "-n", ns}, "yes"},
 		{[]string{"delete", "services", "-n", ns}, "yes"},
+		{[]string{"watch", "poddisruptionbudgets.policy", "-n", ns}, "yes"},
+		{[]string{"delete", "horizontalpodautoscalers.autoscaling", "-n", ns}, "yes"},
 		{[]string{"create", "events", "-n", ns}, "yes"},
 		{[]string{"create", "leases.coordination.k8s.io", "-n", ns}, "yes"},
 		{[]string{"update", "leases.coordination.k8s.io/deployobject-controller", "-n", ns}, "yes"},

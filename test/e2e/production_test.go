@@ -89,6 +89,12 @@ func TestInClusterUnderDeployRBAC(t *testing.T) {
 	}
 	waitReady(t, ns, "hello")
 	waitReady(t, ns, "web")
+	// The optional children are made under the deploy/ RBAC too.
+	eventually(t, timeout, "the autoscaled example's PodDisruptionBudget and HorizontalPodAutoscaler", func() (bool, string, error) {
+		_, errPDB := env.kube.PolicyV1().PodDisruptionBudgets(ns).Get(ctx, "shop", metav1.GetOptions{})
+		_, errHPA := env.kube.AutoscalingV2().HorizontalPodAutoscalers(ns).Get(ctx, "shop", metav1.GetOptions{})
+		return errPDB == nil && errHPA == nil, fmt.Sprintf("%v; %v", errPDB, errHPA), nil
+	})
 	// Drift is corrected and told by an event: Service delete and create,
 	// and event writes, all under the deploy/ RBAC.
 	if err := env.kube.CoreV1().Services(ns).Delete(ctx, "web", metav1.DeleteOptions{}); err != nil {
@@ -128,6 +134,14 @@ func TestServiceAccountPermissions(t *testing.T) {
 		{[]string{"update", "deployments.apps", "-n", "default"}, "no"},
 		{[]string{"patch", "services", "-n", "default"}, "yes"},
 		{[]string{"delete", "services", "-n", "default"}, "yes"},
+		{[]string{"update", "poddisruptionbudgets.policy", "-n", "default"}, "yes"},
+		{[]string{"delete", "poddisruptionbudgets.policy", "-n", "default"}, "yes"},
+		{[]string{"deletecollection", "poddisruptionbudgets.policy", "-n", "default"}, "no"},
+		{[]string{"update", "horizontalpodautoscalers.autoscaling", "-n", "default"}, "yes"},
+		{[]string{"delete", "horizontalpodautoscalers.autoscaling", "-n", "default"}, "yes"},
+		{[]string{"update", "horizontalpodautoscalers.autoscaling", "--subresource=status", "-n", "default"}, "no"},
+		// The controller never scales a DeployObject: the autoscaler does.
+		{[]string{"update", "deployobjects.app.deployobject.dev", "--subresource=scale", "-n", "default"}, "no"},
 		{[]string{"create", "events", "-n", "default"}, "yes"},
 		{[]string{"update", "leases.coordination.k8s.io/deployobject-controller", "-n", systemNamespace}, "yes"},
 		{[]string{"create", "tokenreviews.authentication.k8s.io"}, "yes"},

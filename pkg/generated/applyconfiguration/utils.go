@@ -32,6 +32,8 @@ import (
 func ForKind(kind schema.GroupVersionKind) interface{} {
 	switch kind {
 	// Group=app.deployobject.dev, Version=v1
+	case v1.SchemeGroupVersion.WithKind("Autoscaling"):
+		return &appv1.AutoscalingApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("ContainerSpec"):
 		return &appv1.ContainerSpecApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("DeployObject"):
@@ -40,6 +42,8 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &appv1.DeployObjectSpecApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("DeployObjectStatus"):
 		return &appv1.DeployObjectStatusApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("DisruptionBudget"):
+		return &appv1.DisruptionBudgetApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("PodMetadata"):
 		return &appv1.PodMetadataApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("PodSpec"):

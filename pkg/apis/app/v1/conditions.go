@@ -58,3 +58,33 @@ const (
 	// removes the condition once it does.
 	ConditionStalled = "Stalled"
 )
+
+// Conditions on the optional children, present only while the spec asks for
+// the child. They do not change Ready: an application whose autoscaler
+// cannot read metrics, or whose budget allows no disruption right now, is
+// still available. A child that cannot be made at all (a foreign object of
+// its name, a quota, a policy) turns Ready False as well, with the same
+// reasons as the Deployment and the Service.
+const (
+	// ConditionDisruptionBudget tells whether the PodDisruptionBudget exists
+	// and allows an eviction now: True with ReasonDisruptionsAllowed, False
+	// with ReasonNoDisruptionsAllowed (too few healthy pods, as during a
+	// rollout), ReasonProgressing (not made yet or not yet counted by the
+	// disruption controller) or the reason that blocks it.
+	ConditionDisruptionBudget = "DisruptionBudget"
+	// ConditionAutoscaling tells whether the HorizontalPodAutoscaler exists
+	// and can scale: True with the HorizontalPodAutoscaler's ScalingActive
+	// reason (such as ValidMetricFound); False with its AbleToScale or
+	// ScalingActive reason when either is False (such as
+	// FailedGetResourceMetric, when no metrics server answers),
+	// ReasonProgressing (not made or not yet seen by the autoscaler) or the
+	// reason that blocks it.
+	ConditionAutoscaling = "Autoscaling"
+
+	// ReasonDisruptionsAllowed: the PodDisruptionBudget allows at least one
+	// eviction now.
+	ReasonDisruptionsAllowed = "DisruptionsAllowed"
+	// ReasonNoDisruptionsAllowed: the PodDisruptionBudget allows no
+	// eviction now, because fewer pods are healthy than it requires.
+	ReasonNoDisruptionsAllowed = "NoDisruptionsAllowed"
+)

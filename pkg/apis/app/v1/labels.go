@@ -18,6 +18,13 @@ const (
 	// orphaned Deployment tell whether that Deployment is already in line.
 	AnnotationDeploymentHash = "app.deployobject.dev/deployment-hash"
 
+	// AnnotationAutoscalerHash on the HorizontalPodAutoscaler holds the
+	// hash of the spec the controller last wrote to it. The API server fills
+	// defaults into a scaling behavior, so a field the DeployObject stops
+	// setting cannot be told from a default by comparing; the hash tells
+	// that the spec changed.
+	AnnotationAutoscalerHash = "app.deployobject.dev/autoscaler-hash"
+
 	// ContainerName is the container the controller owns in the pod template.
 	ContainerName = "app"
 )

@@ -57,6 +57,10 @@ type DeployObject struct {
 // +kubebuilder:validation:XValidation:rule="[self.?lifecycle.?preStop.?sleep.?seconds.orValue(0), self.?lifecycle.?postStart.?sleep.?seconds.orValue(0)].all(s, s <= self.?terminationGracePeriodSeconds.orValue(30))",message="a lifecycle hook may not sleep longer than terminationGracePeriodSeconds (30 when unset)",fieldPath=".lifecycle"
 // +kubebuilder:validation:XValidation:rule="!has(self.sidecars) || self.sidecars.all(c, [c.?lifecycle.?preStop.?sleep.?seconds.orValue(0), c.?lifecycle.?postStart.?sleep.?seconds.orValue(0)].all(s, s <= self.?terminationGracePeriodSeconds.orValue(30)))",message="a lifecycle hook may not sleep longer than terminationGracePeriodSeconds (30 when unset)",fieldPath=".sidecars"
 // +kubebuilder:validation:XValidation:rule="!has(self.progressDeadlineSeconds) || self.progressDeadlineSeconds > (has(self.minReadySeconds) ? self.minReadySeconds : 0)",message="progressDeadlineSeconds must be greater than minReadySeconds",fieldPath=".progressDeadlineSeconds"
+// +kubebuilder:validation:XValidation:rule="!has(self.disruptionBudget) || !has(self.disruptionBudget.minAvailable) || type(self.disruptionBudget.minAvailable) != int || (has(self.autoscaling) ? self.autoscaling.?minReplicas.orValue(1) : self.?replicas.orValue(1)) == 0 || self.disruptionBudget.minAvailable < (has(self.autoscaling) ? self.autoscaling.?minReplicas.orValue(1) : self.?replicas.orValue(1))",message="disruptionBudget.minAvailable must be less than replicas (autoscaling.minReplicas when autoscaling is set): a budget that requires every pod to stay available never allows an eviction, and a node drain would wait forever",fieldPath=".disruptionBudget.minAvailable"
+// +kubebuilder:validation:XValidation:rule="!has(self.disruptionBudget) || !has(self.disruptionBudget.minAvailable) || type(self.disruptionBudget.minAvailable) != string || !self.disruptionBudget.minAvailable.matches('^[0-9]{1,3}%$') || (has(self.autoscaling) ? self.autoscaling.?minReplicas.orValue(1) : self.?replicas.orValue(1)) == 0 || int(self.disruptionBudget.minAvailable.substring(0, size(self.disruptionBudget.minAvailable) - 1)) * (has(self.autoscaling) ? self.autoscaling.?minReplicas.orValue(1) : self.?replicas.orValue(1)) <= 100 * ((has(self.autoscaling) ? self.autoscaling.?minReplicas.orValue(1) : self.?replicas.orValue(1)) - 1)",message="disruptionBudget.minAvailable as a percentage of replicas (autoscaling.minReplicas when autoscaling is set), rounded up, must be fewer pods than replicas: a budget that requires every pod to stay available never allows an eviction, and a node drain would wait forever",fieldPath=".disruptionBudget.minAvailable"
+// +kubebuilder:validation:XValidation:rule="!has(self.autoscaling) || !has(self.autoscaling.targetCPUUtilizationPercentage) || (has(self.resources) && ((has(self.resources.requests) && 'cpu' in self.resources.requests) || (has(self.resources.limits) && 'cpu' in self.resources.limits)))",message="autoscaling.targetCPUUtilizationPercentage needs resources.requests.cpu (or a cpu limit, which the request defaults to): utilization is measured against the request",fieldPath=".autoscaling.targetCPUUtilizationPercentage"
+// +kubebuilder:validation:XValidation:rule="!has(self.autoscaling) || !has(self.autoscaling.targetMemoryUtilizationPercentage) || (has(self.resources) && ((has(self.resources.requests) && 'memory' in self.resources.requests) || (has(self.resources.limits) && 'memory' in self.resources.limits)))",message="autoscaling.targetMemoryUtilizationPercentage needs resources.requests.memory (or a memory limit, which the request defaults to): utilization is measured against the request",fieldPath=".autoscaling.targetMemoryUtilizationPercentage"
 type DeployObjectSpec struct {
 	// image is the container image to run, for example "nginx:1.27": a
 	// reference in the grammar of github.com/distribution/reference,
@@ -138,6 +142,22 @@ type DeployObjectSpec struct {
 	// +optional
 	// +kubebuilder:default=ClusterIP
 	ServiceType ServiceType `json:"serviceType,omitempty"`
+
+	// disruptionBudget, when set, makes the controller keep a
+	// PodDisruptionBudget of the same name for the pods; removing it
+	// removes the PodDisruptionBudget.
+	// +optional
+	DisruptionBudget *DisruptionBudget `json:"disruptionBudget,omitempty"`
+
+	// autoscaling, when set, makes the controller keep a
+	// HorizontalPodAutoscaler of the same name that scales this
+	// DeployObject through its scale subresource, writing spec.replicas.
+	// Removing it removes the HorizontalPodAutoscaler and leaves
+	// spec.replicas at the last value it wrote. With autoscaling on, leave
+	// replicas out of manifests that are applied again and again (see the
+	// README), or each apply resets the autoscaler's decision.
+	// +optional
+	Autoscaling *Autoscaling `json:"autoscaling,omitempty"`
 
 	ContainerSpec `json:",inline"`
 	PodSpec       `json:",inline"`

@@ -55,7 +55,19 @@ type DeployObjectSpecApplyConfiguration struct {
 	Ports []PortApplyConfiguration `json:"ports,omitempty"`
 	// serviceType is the type of the Service: ClusterIP (default), NodePort or
 	// LoadBalancer.
-	ServiceType                     *appv1.ServiceType `json:"serviceType,omitempty"`
+	ServiceType *appv1.ServiceType `json:"serviceType,omitempty"`
+	// disruptionBudget, when set, makes the controller keep a
+	// PodDisruptionBudget of the same name for the pods; removing it
+	// removes the PodDisruptionBudget.
+	DisruptionBudget *DisruptionBudgetApplyConfiguration `json:"disruptionBudget,omitempty"`
+	// autoscaling, when set, makes the controller keep a
+	// HorizontalPodAutoscaler of the same name that scales this
+	// DeployObject through its scale subresource, writing spec.replicas.
+	// Removing it removes the HorizontalPodAutoscaler and leaves
+	// spec.replicas at the last value it wrote. With autoscaling on, leave
+	// replicas out of manifests that are applied again and again (see the
+	// README), or each apply resets the autoscaler's decision.
+	Autoscaling                     *AutoscalingApplyConfiguration `json:"autoscaling,omitempty"`
 	ContainerSpecApplyConfiguration `json:",inline"`
 	PodSpecApplyConfiguration       `json:",inline"`
 	RolloutSpecApplyConfiguration   `json:",inline"`
@@ -139,6 +151,22 @@ func (b *DeployObjectSpecApplyConfiguration) WithPorts(values ...*PortApplyConfi
 // If called multiple times, the ServiceType field is set to the value of the last call.
 func (b *DeployObjectSpecApplyConfiguration) WithServiceType(value appv1.ServiceType) *DeployObjectSpecApplyConfiguration {
 	b.ServiceType = &value
+	return b
+}
+
+// WithDisruptionBudget sets the DisruptionBudget field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the DisruptionBudget field is set to the value of the last call.
+func (b *DeployObjectSpecApplyConfiguration) WithDisruptionBudget(value *DisruptionBudgetApplyConfiguration) *DeployObjectSpecApplyConfiguration {
+	b.DisruptionBudget = value
+	return b
+}
+
+// WithAutoscaling sets the Autoscaling field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Autoscaling field is set to the value of the last call.
+func (b *DeployObjectSpecApplyConfiguration) WithAutoscaling(value *AutoscalingApplyConfiguration) *DeployObjectSpecApplyConfiguration {
+	b.Autoscaling = value
 	return b
 }
 
