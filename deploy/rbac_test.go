@@ -1,0 +1,56 @@
+package deploy
+
+import (
+	"bytes"
+	"os"
+	"testing"
+
+	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	"sigs.k8s.io/yaml"
+)
+
+// TestNamespacedRoleMatchesClusterRole: the namespaced installation grants
+// in one namespace what the cluster-wide one grants everywhere, except the
+// token and access reviews, which a Role cannot grant. A rule added to one
+// file and not the other leaves that installation's controller without a
+// cache or a write it needs.
+func TestNamespacedRoleMatchesClusterRole(t *testing.T) {
+	cluster := readRules(t, "rbac.yaml", "ClusterRole", "deployobject-controller")
+	var want []rbacv1.PolicyRule
+	for _, r := range cluster {
+		if len(r.APIGroups) == 1 && (r.APIGroups[0] == "authentication.k8s.io" || r.APIGroups[0] == "authorization.k8s.io") {
+			continue
+		}
+		want = append(want, r)
+	}
+	got := readRules(t, "namespaced/rbac.yaml", "Role", "deployobject-controller")
+	if !equality.Semantic.DeepEqual(got, want) {
+		t.Errorf("deploy/namespaced's Role differs from deploy/'s ClusterRole:\n got %+v\nwant %+v", got, want)
+	}
+}
+
+func readRules(t *testing.T, path, kind, name string) []rbacv1.PolicyRule {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, doc := range bytes.Split(data, []byte("\n---")) {
+		var role struct {
+			Kind     string `json:"kind"`
+			Metadata struct {
+				Name string `json:"name"`
+			} `json:"metadata"`
+			Rules []rbacv1.PolicyRule `json:"rules"`
+		}
+		if err := yaml.Unmarshal(doc, &role); err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		if role.Kind == kind && role.Metadata.Name == name {
+			return role.Rules
+		}
+	}
+	t.Fatalf("%s: no %s %s", path, kind, name)
+	return nil
+}
