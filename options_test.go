@@ -25,7 +25,8 @@ func TestParseFlags(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d.leaderElect.set || d.qps != 200 || d.burst != 400 || d.workers != 16 || d.logs.Format != "text" || d.podSecurity != profileNone {
+	if d.leaderElect.set || d.qps != 200 || d.burst != 400 || d.workers != 16 || d.logs.Format != "text" || d.podSecurity != profileNone ||
+		d.contentType != contentTypeProtobuf {
 		t.Errorf("defaults %+v", d)
 	}
 
@@ -36,6 +37,19 @@ func TestParseFlags(t *testing.T) {
 		{"stray"},
 	} {
 		if _, _, err := parseFlags(args); err == nil {
+			t.Errorf("%v was accepted", args)
+		}
+	}
+
+	for _, args := range [][]string{
+		{"--kube-api-content-type=application/yaml"},
+		{"--kube-api-content-type=application/cbor"}, // behind client-go's alpha ClientsAllowCBOR gate
+	} {
+		o, _, err := parseFlags(args)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if o.validate() == nil {
 			t.Errorf("%v was accepted", args)
 		}
 	}

@@ -79,7 +79,10 @@ type convergeResult struct {
 	ReconcileErrors             float64 `json:"reconcileErrors"`
 	CPUSeconds                  float64 `json:"cpuSeconds"`
 	CPUSecondsPer1000Reconciles float64 `json:"cpuSecondsPer1000Reconciles"`
-	Writes                      writes  `json:"writes"`
+	// APIServerCPUSeconds is the API server's CPU time over the same span,
+	// the benchmark's own requests included.
+	APIServerCPUSeconds float64 `json:"apiServerCPUSeconds,omitempty"`
+	Writes              writes  `json:"writes"`
 }
 
 // writes are the controller's write requests (POST, PUT, PATCH, DELETE),
@@ -295,6 +298,7 @@ func convergeRows(row func(step, metric, format string, args ...any), step strin
 	}
 	row(step, "reconciles/object (errors)", "%.2f (%.0f)", c.Reconciles/float64(n), c.ReconcileErrors)
 	row(step, "CPU per 1000 reconciles", "%.3f s (%.2f s in all)", c.CPUSecondsPer1000Reconciles, c.CPUSeconds)
+	row(step, "API server CPU (with the benchmark's own load)", "%.2f s", c.APIServerCPUSeconds)
 }
 
 // perResource lists counts divided by n, largest first.

@@ -78,6 +78,10 @@ func (b *bench) backlogWith(ctx context.Context, label string, flags ...string) 
 		return nil, err
 	}
 	defer obs.close()
+	apiBefore, err := b.apiServerCPU(ctx)
+	if err != nil {
+		return nil, err
+	}
 	ctrl, readyz, err := b.startReady(ctx, label, flags...)
 	if err != nil {
 		return nil, err
@@ -91,8 +95,13 @@ func (b *bench) backlogWith(ctx context.Context, label string, flags ...string) 
 	if err != nil {
 		return nil, err
 	}
+	apiAfter, err := b.apiServerCPU(ctx)
+	if err != nil {
+		return nil, err
+	}
 	// A fresh process has counted nothing yet: nil is its baseline.
 	res := converged(ctrl, nil, after, n, conv)
+	res.APIServerCPUSeconds = apiAfter - apiBefore
 	res.ReadyzSeconds = readyz.Seconds()
 	if l := b.report.Limit; l != nil {
 		res.LimitOverReconciled = l.Seconds / res.ReconciledSeconds
@@ -156,6 +165,10 @@ func (b *bench) measureWave(ctx context.Context, obs *observer, ctrl *controller
 	if err != nil {
 		return nil, err
 	}
+	apiBefore, err := b.apiServerCPU(ctx)
+	if err != nil {
+		return nil, err
+	}
 	start := time.Now()
 	if err := load(ctx); err != nil {
 		return nil, err
@@ -171,8 +184,13 @@ func (b *bench) measureWave(ctx context.Context, obs *observer, ctrl *controller
 	if err != nil {
 		return nil, err
 	}
+	apiAfter, err := b.apiServerCPU(ctx)
+	if err != nil {
+		return nil, err
+	}
 	res := converged(ctrl, before, after, n, conv)
 	res.LoadSeconds = loaded.Seconds()
+	res.APIServerCPUSeconds = apiAfter - apiBefore
 	return res, nil
 }
 
