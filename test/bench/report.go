@@ -44,7 +44,9 @@ type report struct {
 	Burst  *convergeResult   `json:"burst,omitempty"`
 	Steady *steadyResult     `json:"steady,omitempty"`
 	Update *convergeResult   `json:"update,omitempty"`
-	Mem    *memResult        `json:"mem,omitempty"`
+	// Children is a burst of DeployObjects that set every optional child.
+	Children *childrenResult `json:"children,omitempty"`
+	Mem      *memResult      `json:"mem,omitempty"`
 
 	ControllerLogDir string       `json:"controllerLogDir"`
 	ControllerLogs   []logSummary `json:"controllerLogs"`
@@ -99,6 +101,16 @@ type writes struct {
 	// ByVerbResource is keyed by "VERB resource[/subresource]".
 	ByVerbResource       map[string]float64 `json:"byVerbResource"`
 	FailedRequestsByCode map[string]float64 `json:"failedRequestsByCode"`
+}
+
+// childrenResult is N DeployObjects with every optional child taken to
+// Ready from a burst of creations, and the writes of a controller restarted
+// over them.
+type childrenResult struct {
+	Converge             *convergeResult `json:"converge"`
+	RestartWindowSeconds float64         `json:"restartWindowSeconds"`
+	RestartReconciles    float64         `json:"restartReconciles"`
+	RestartWrites        writes          `json:"restartWrites"`
 }
 
 // steadyResult is the writes of a controller over objects already in sync:
@@ -253,6 +265,13 @@ func printTable(out io.Writer, r *report) error {
 		row("update", "first update → all Deployments rolled out", "%.2f s", c.RolledOutSeconds)
 		row("update", "first update → all Ready, new image", "%.2f s", c.ReadySeconds)
 		convergeRows(row, "update", r.N, c)
+	}
+	if c := r.Children; c != nil {
+		row("children", "creating", "%.2f s", c.Converge.LoadSeconds)
+		row("children", "first create → all Ready", "%.2f s", c.Converge.ReadySeconds)
+		convergeRows(row, "children", r.N, c.Converge)
+		row("children", fmt.Sprintf("writes after restart, %.0f s after /readyz", c.RestartWindowSeconds),
+			"%.0f (%s), %.0f reconciles", c.RestartWrites.Total, perResource(c.RestartWrites.ByVerbResource, 1), c.RestartReconciles)
 	}
 	if m := r.Mem; m != nil {
 		row("mem", "empty cluster: heap in use / RSS", "%s / %s", mib(m.Empty.HeapInuseBytes), mib(m.Empty.RSSBytes))

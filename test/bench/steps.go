@@ -194,6 +194,53 @@ func (b *bench) measureWave(ctx context.Context, obs *observer, ctrl *controller
 	return res, nil
 }
 
+// children creates N DeployObjects that set every optional child under a
+// running controller and times them to Ready; then it restarts the
+// controller over them and counts its writes, which should be none, with
+// the autoscalers writing their status every 15 s meanwhile.
+func (b *bench) children(ctx context.Context) (*childrenResult, error) {
+	n := b.opts.n
+	if err := b.freshNamespace(ctx, nsChildren); err != nil {
+		return nil, err
+	}
+	obs, err := b.observe(ctx, nsChildren)
+	if err != nil {
+		return nil, err
+	}
+	defer obs.close()
+	ctrl, _, err := b.startReady(ctx, "children")
+	if err != nil {
+		return nil, err
+	}
+	conv, err := b.measureWave(ctx, obs, ctrl, func(ctx context.Context) error {
+		_, err := b.createDeployObjects(ctx, nsChildren, n, 1, withChildren)
+		return err
+	})
+	b.stopController(ctrl)
+	if err != nil {
+		return nil, err
+	}
+	restarted, _, err := b.startReady(ctx, "children-restart")
+	if err != nil {
+		return nil, err
+	}
+	defer b.stopController(restarted)
+	b.logf("children: counting the writes of the restarted controller for %s", restartWindow)
+	if err := sleepAlive(ctx, restarted, restartWindow); err != nil {
+		return nil, err
+	}
+	after, err := restarted.scrape(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &childrenResult{
+		Converge:             conv,
+		RestartWindowSeconds: restartWindow.Seconds(),
+		RestartReconciles:    after.sum("deployobject_reconcile_total"),
+		RestartWrites:        writesBetween(nil, after, n),
+	}, nil
+}
+
 // steady counts the writes of a controller over N objects already in sync:
 // restarted with a short resync period, across two resyncs; and restarted
 // with default flags, right after its caches sync. Both should be zero.
