@@ -107,10 +107,14 @@ type writes struct {
 // Ready from a burst of creations, and the writes of a controller restarted
 // over them.
 type childrenResult struct {
-	Converge             *convergeResult `json:"converge"`
-	RestartWindowSeconds float64         `json:"restartWindowSeconds"`
-	RestartReconciles    float64         `json:"restartReconciles"`
-	RestartWrites        writes          `json:"restartWrites"`
+	Converge *convergeResult `json:"converge"`
+	// SettleWrites are the first controller's writes after Ready, until a
+	// window without any: the autoscalers' first evaluations.
+	SettleSeconds        float64 `json:"settleSeconds"`
+	SettleWrites         writes  `json:"settleWrites"`
+	RestartWindowSeconds float64 `json:"restartWindowSeconds"`
+	RestartReconciles    float64 `json:"restartReconciles"`
+	RestartWrites        writes  `json:"restartWrites"`
 }
 
 // steadyResult is the writes of a controller over objects already in sync:
@@ -270,6 +274,8 @@ func printTable(out io.Writer, r *report) error {
 		row("children", "creating", "%.2f s", c.Converge.LoadSeconds)
 		row("children", "first create → all Ready", "%.2f s", c.Converge.ReadySeconds)
 		convergeRows(row, "children", r.N, c.Converge)
+		row("children", fmt.Sprintf("writes after Ready until none for %s (%.0f s: the autoscalers' first evaluations)", quietWindow, c.SettleSeconds),
+			"%.0f (%s)", c.SettleWrites.Total, perResource(c.SettleWrites.ByVerbResource, 1))
 		row("children", fmt.Sprintf("writes after restart, %.0f s after /readyz", c.RestartWindowSeconds),
 			"%.0f (%s), %.0f reconciles", c.RestartWrites.Total, perResource(c.RestartWrites.ByVerbResource, 1), c.RestartReconciles)
 	}

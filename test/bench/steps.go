@@ -15,6 +15,10 @@ const (
 	// unrelatedSettle is how long the controller gets to react, if it
 	// wrongly does, to the unrelated objects before its heap is read.
 	unrelatedSettle = 10 * time.Second
+	// quietWindow spans one evaluation of every HorizontalPodAutoscaler:
+	// kube-controller-manager makes one every 15 s.
+	quietWindow   = 20 * time.Second
+	settleTimeout = 3 * time.Minute
 )
 
 // limit times a logic-free writer making exactly the writes that take N
@@ -216,6 +220,18 @@ func (b *bench) children(ctx context.Context) (*childrenResult, error) {
 		_, err := b.createDeployObjects(ctx, nsChildren, n, 1, withChildren)
 		return err
 	})
+	if err != nil {
+		b.stopController(ctrl)
+		return nil, err
+	}
+	// Ready does not wait for the autoscalers, whose conditions change over
+	// their first evaluations (kube-controller-manager learns the
+	// DeployObject kind, then finds no metrics), and the DeployObjects report
+	// each change: a restart before they settle would count that news as
+	// writes of the restarted controller.
+	settleStart := time.Now()
+	settleBefore, settleAfter, err := b.settle(ctx, ctrl)
+	settled := time.Since(settleStart)
 	b.stopController(ctrl)
 	if err != nil {
 		return nil, err
@@ -235,10 +251,38 @@ func (b *bench) children(ctx context.Context) (*childrenResult, error) {
 	}
 	return &childrenResult{
 		Converge:             conv,
+		SettleSeconds:        settled.Seconds(),
+		SettleWrites:         writesBetween(settleBefore, settleAfter, n),
 		RestartWindowSeconds: restartWindow.Seconds(),
 		RestartReconciles:    after.sum("deployobject_reconcile_total"),
 		RestartWrites:        writesBetween(nil, after, n),
 	}, nil
+}
+
+// settle waits until ctrl has written nothing for a whole quietWindow, at
+// most settleTimeout, and returns its metrics from before and after.
+func (b *bench) settle(ctx context.Context, ctrl *controller) (first, last snapshot, err error) {
+	first, err = ctrl.scrape(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	last = first
+	deadline := time.Now().Add(settleTimeout)
+	for {
+		b.logf("children: waiting %s for the DeployObjects' status to settle", quietWindow)
+		if err := sleepAlive(ctx, ctrl, quietWindow); err != nil {
+			return nil, nil, err
+		}
+		next, err := ctrl.scrape(ctx)
+		if err != nil {
+			return nil, nil, err
+		}
+		quiet := writesBetween(last, next, 1).Total == 0
+		last = next
+		if quiet || time.Now().After(deadline) {
+			return first, last, nil
+		}
+	}
 }
 
 // steady counts the writes of a controller over N objects already in sync:
