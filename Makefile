@@ -27,6 +27,7 @@ verify: ## Check that generated code is fresh, code is gofmt-ed and go vet passe
 	go vet ./...
 	go vet -tags e2e ./test/e2e/
 	cd test/gitops && go vet ./...
+	cd test/monitoring && go vet ./...
 	cd hack/image && go vet ./...
 
 .PHONY: test-unit
@@ -36,6 +37,10 @@ test-unit: ## Unit tests, with the race detector.
 .PHONY: test-gitops
 test-gitops: ## The Argo CD health check and Flux's kstatus on the fixtures e2e captured (module test/gitops).
 	cd test/gitops && go test -count=1 ./...
+
+.PHONY: test-monitoring
+test-monitoring: ## The alerts and dashboard of deploy/components/monitoring against the metrics e2e captured, and the component's kustomize build (module test/monitoring).
+	bindir=$$(hack/cluster.sh build) && cd test/monitoring && KUBECTL="$$bindir/kubectl" go test -count=1 ./...
 
 .PHONY: image
 image: build ## Build the container image of bin/ as an OCI image layout in bin/image, without a container engine.
@@ -63,7 +68,7 @@ test-e2e: build ## End-to-end tests against a fresh local cluster, removed after
 	hack/e2e.sh
 
 .PHONY: test
-test: test-unit test-gitops test-image test-fuzz test-e2e ## Unit tests, GitOps health checks, the image, short fuzzing, then end-to-end tests. What CI runs.
+test: test-unit test-gitops test-monitoring test-image test-fuzz test-e2e ## Unit tests, GitOps health checks, the monitoring component, the image, short fuzzing, then end-to-end tests. What CI runs.
 
 .PHONY: run
 run: build ## Start the local cluster and run the controller against it.

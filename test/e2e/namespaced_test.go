@@ -3,9 +3,7 @@
 package e2e
 
 import (
-	"errors"
 	"fmt"
-	"io"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -16,8 +14,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 )
@@ -158,20 +154,9 @@ func TestNamespacedInstallation(t *testing.T) {
 // that `kubectl apply -k dir -n NS` installs it in NS.
 func assertOnlyNamespacedObjects(t *testing.T, dir string) {
 	t.Helper()
-	out, err := kubectl("kustomize", dir)
-	if err != nil {
-		t.Fatalf("kubectl kustomize %s: %v\n%s", dir, err, out)
-	}
 	allowed := []string{"ServiceAccount", "Role", "RoleBinding", "Deployment"}
-	dec := utilyaml.NewYAMLOrJSONDecoder(strings.NewReader(out), 4096)
 	var kinds []string
-	for {
-		var u unstructured.Unstructured
-		if err := dec.Decode(&u.Object); errors.Is(err, io.EOF) {
-			break
-		} else if err != nil {
-			t.Fatalf("decoding the output of kubectl kustomize %s: %v", dir, err)
-		}
+	for _, u := range kustomizeBuild(t, dir) {
 		kinds = append(kinds, u.GetKind())
 		if !slices.Contains(allowed, u.GetKind()) {
 			t.Errorf("%s %s: only %v belong in a namespaced installation", u.GetKind(), u.GetName(), allowed)
