@@ -71,6 +71,9 @@ type Controller struct {
 	// childBatchPeriod delays syncs caused by child events, so that the
 	// burst of status changes a rollout makes costs one status write.
 	childBatchPeriod time.Duration
+	// config follows the ConfigMaps and Secrets the pods use (see
+	// trackConfig); its zero value follows none.
+	config configTracking
 }
 
 // NewController wires the informers' event handlers to the work queue. The

@@ -30,6 +30,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/diff"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	kubeinformers "k8s.io/client-go/informers"
+	coreinformers "k8s.io/client-go/informers/core/v1"
 	"k8s.io/client-go/kubernetes"
 	k8sfake "k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/rest"
@@ -152,6 +153,12 @@ type fixture struct {
 	// unlisted are objects the API server has but the informers do not,
 	// like children without the managed-by label.
 	unlisted []runtime.Object
+	// configMaps and secrets are cached and tracked when trackConfig is
+	// set, as main sets it up, with Secrets only when trackSecrets is.
+	configMaps                []*corev1.ConfigMap
+	secrets                   []*corev1.Secret
+	trackConfig, trackSecrets bool
+	maxConfigRollouts         int
 
 	client     *fake.Clientset
 	kubeClient *k8sfake.Clientset
@@ -216,6 +223,21 @@ func (f *fixture) newController(ctx context.Context) *Controller {
 		f.recorder, nil)
 	if err != nil {
 		f.t.Fatalf("NewController: %v", err)
+	}
+	if f.trackConfig {
+		var secrets coreinformers.SecretInformer
+		if f.trackSecrets {
+			secrets = kubeFactory.Core().V1().Secrets()
+			for _, s := range f.secrets {
+				mustAdd(f.t, secrets.Informer().GetIndexer(), s.DeepCopy())
+			}
+		}
+		if err := c.trackConfig(ctx, factory.App().V1().DeployObjects(), kubeFactory.Core().V1().ConfigMaps(), secrets, f.maxConfigRollouts, 0); err != nil {
+			f.t.Fatalf("trackConfig: %v", err)
+		}
+		for _, cm := range f.configMaps {
+			mustAdd(f.t, kubeFactory.Core().V1().ConfigMaps().Informer().GetIndexer(), cm.DeepCopy())
+		}
 	}
 	c.now = func() metav1.Time { return fixedNow }
 	// The caches hold what the informers' transform keeps, as in
@@ -947,6 +969,23 @@ func TestSyncStatusWriteNotYetInCache(t *testing.T) {
 	}
 }
 
+// expectEnqueued returns a check that c's queue holds exactly want (the
+// keys added without delay), emptying it.
+func expectEnqueued(t *testing.T, c *Controller) func(name string, want ...cache.ObjectName) {
+	return func(name string, want ...cache.ObjectName) {
+		t.Helper()
+		var got []cache.ObjectName
+		for c.queue.Len() > 0 {
+			k, _ := c.queue.Get()
+			got = append(got, k)
+			c.queue.Done(k)
+		}
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("%s: enqueued %v, want %v", name, got, want)
+		}
+	}
+}
+
 func TestEventHandlers(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	f := newFixture(t)
@@ -954,21 +993,7 @@ func TestEventHandlers(t *testing.T) {
 	dobj := newDeployObject()
 	child := liveDeployment(dobj)
 
-	drain := func() []cache.ObjectName {
-		var keys []cache.ObjectName
-		for c.queue.Len() > 0 {
-			k, _ := c.queue.Get()
-			keys = append(keys, k)
-			c.queue.Done(k)
-		}
-		return keys
-	}
-	expect := func(name string, want ...cache.ObjectName) {
-		t.Helper()
-		if got := drain(); fmt.Sprint(got) != fmt.Sprint(want) {
-			t.Errorf("%s: enqueued %v, want %v", name, got, want)
-		}
-	}
+	expect := expectEnqueued(t, c)
 
 	c.enqueueOwner(child)
 	expect("child add", testKey)

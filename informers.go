@@ -32,7 +32,9 @@ import (
 //
 // The informers are registered here without the namespace index that the
 // generated ones add: the controller only ever reads by key, and at 10,000
-// DeployObjects dropping them saved about 3 MiB of heap in use. The typed
+// DeployObjects dropping them saved about 3 MiB of heap in use. The one
+// index it needs, of DeployObjects by the ConfigMaps and Secrets their pods
+// use, is added by trackConfig. The typed
 // accessors (Deployments(), Services(), PodDisruptionBudgets(),
 // HorizontalPodAutoscalers(), DeployObjects()) return these.
 //
@@ -112,5 +114,24 @@ func listWatch[L runtime.Object](list func(context.Context, metav1.ListOptions) 
 		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
 			return watchFn(ctx, tweaked(o))
 		},
+	}
+}
+
+// registerConfigInformers adds to childFactory the ConfigMap informer and,
+// with secrets (--track-secrets), the Secret informer. Unlike the children,
+// they watch every object of the watched namespaces: a DeployObject may
+// use any ConfigMap. What they cache is per-key hashes of the values (see
+// slimConfigMap), so unrelated objects cost little memory and no value is
+// ever held. The typed accessors ConfigMaps() and Secrets() return these.
+func registerConfigInformers(childFactory kubeinformers.SharedInformerFactory, namespace string, secrets bool, id namedInformers) {
+	childFactory.InformerFor(&corev1.ConfigMap{}, func(c kubernetes.Interface, resync time.Duration) cache.SharedIndexInformer {
+		l := c.CoreV1().ConfigMaps(namespace)
+		return id.informer(c, &corev1.ConfigMap{}, corev1.SchemeGroupVersion.WithResource("configmaps"), resync, listWatch(l.List, l.Watch, nil))
+	})
+	if secrets {
+		childFactory.InformerFor(&corev1.Secret{}, func(c kubernetes.Interface, resync time.Duration) cache.SharedIndexInformer {
+			l := c.CoreV1().Secrets(namespace)
+			return id.informer(c, &corev1.Secret{}, corev1.SchemeGroupVersion.WithResource("secrets"), resync, listWatch(l.List, l.Watch, nil))
+		})
 	}
 }

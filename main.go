@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/client-go/discovery"
+	coreinformers "k8s.io/client-go/informers/core/v1"
 	"k8s.io/client-go/kubernetes"
 	kubescheme "k8s.io/client-go/kubernetes/scheme"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
@@ -84,7 +85,7 @@ func signalContext() context.Context {
 
 func run(ctx context.Context, opts *options) error {
 	logger := klog.FromContext(ctx)
-	logger.Info("Starting", "version", version, "namespace", namespaceOrAll(opts.namespace), "workers", opts.workers)
+	logger.Info("Starting", "version", version, "namespace", namespaceOrAll(opts.namespace), "workers", opts.workers, "trackSecrets", opts.trackSecrets)
 
 	cfg, inCluster, err := restConfig(opts)
 	if err != nil {
@@ -119,6 +120,7 @@ func run(ctx context.Context, opts *options) error {
 	}
 	defer informerName.Release()
 	dobjFactory, childFactory := newInformerFactories(kubeClient, client, opts.namespace, opts.resyncPeriod, namedInformers{informerName, metrics.informers})
+	registerConfigInformers(childFactory, opts.namespace, opts.trackSecrets, namedInformers{informerName, metrics.informers})
 
 	controller, err := NewController(ctx, kubeClient, client,
 		dobjFactory.App().V1().DeployObjects(),
@@ -133,6 +135,14 @@ func run(ctx context.Context, opts *options) error {
 	controller.shutdownGrace = opts.shutdownGrace
 	controller.childBatchPeriod = opts.childBatch
 	controller.podSecurity = opts.podSecurity
+	var secrets coreinformers.SecretInformer
+	if opts.trackSecrets {
+		secrets = childFactory.Core().V1().Secrets()
+	}
+	if err := controller.trackConfig(ctx, dobjFactory.App().V1().DeployObjects(), childFactory.Core().V1().ConfigMaps(), secrets, opts.maxConfigRollouts, opts.configRolloutDelay); err != nil {
+		return err
+	}
+	registry.MustRegister(newRolloutCollector(controller.config.limiter))
 
 	// Every replica fills its caches, leader or not, so that a new leader
 	// starts working at once.

@@ -115,6 +115,7 @@ func TestHelp(t *testing.T) {
 	for _, want := range []string{
 		"Usage:\n  deployobject-controller [flags]",
 		"Generic flags:", "--feature-gates mapStringBool", "--kubeconfig string",
+		"Configuration rollouts flags:", "--config-rollout-delay duration", "--max-concurrent-config-rollouts int", "--track-secrets",
 		"Leader election flags:", "--leader-elect ",
 		"Metrics flags:", "--metrics-bind-address string",
 		"Debugging flags:", "--profiling",

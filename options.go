@@ -45,6 +45,10 @@ type options struct {
 	profiling       bool
 	healthAddr      string
 	shutdownGrace   time.Duration
+
+	trackSecrets       bool
+	maxConfigRollouts  int
+	configRolloutDelay time.Duration
 }
 
 // flagSection is one section of --help, as Kubernetes components group
@@ -84,6 +88,11 @@ func newOptions() (*options, []flagSection, error) {
 	fs.Var(&o.podSecurity, "pod-security-profile", "Security settings filled into every DeployObject's pod template where its spec leaves them unset: \"none\" or \"restricted\", which makes pods meet Pod Security \"restricted\" (runAsNonRoot, RuntimeDefault seccomp, no privilege escalation, all capabilities dropped). Changing it rolls out every DeployObject's pods.")
 	fs.DurationVar(&o.shutdownGrace, "shutdown-grace-period", 10*time.Second, "On SIGTERM, no new sync starts; this is how long syncs in flight may take to finish before they are cancelled, and then the lease is released. Losing the lease cancels them at once.")
 	o.features.AddFlag(fs)
+
+	fs = section("configuration rollouts")
+	fs.BoolVar(&o.trackSecrets, "track-secrets", false, "Watch Secrets, so that a change of a Secret key the pods use rolls them out and a missing Secret is reported (ConfigMissing), as for ConfigMaps. Needs list and watch on Secrets (deploy/secrets). The cache holds per-key hashes, never a value. Off, Secret references are not part of the config hash.")
+	fs.IntVar(&o.maxConfigRollouts, "max-concurrent-config-rollouts", 10, "How many DeployObjects may be in a rollout caused by a change of their ConfigMaps or Secrets at once; the others wait (Ready reason ConfigRolloutPending). Spec changes never wait. 0 means no limit.")
+	fs.DurationVar(&o.configRolloutDelay, "config-rollout-delay", 5*time.Second, "How long after the first change of a ConfigMap or Secret the DeployObjects using it are synced; further changes meanwhile are rolled out together.")
 
 	fs = section("leader election")
 	fs.Var(&o.leaderElect, "leader-elect", "Elect a leader among replicas with a Lease; only the leader reconciles (default true in a cluster, false with --kubeconfig or --master).")
@@ -151,6 +160,9 @@ func (o *options) validate() error {
 	}
 	if o.qps <= 0 || o.burst < 1 {
 		errs = append(errs, errors.New("--kube-api-qps must be positive and --kube-api-burst at least 1"))
+	}
+	if o.maxConfigRollouts < 0 || o.configRolloutDelay < 0 {
+		errs = append(errs, errors.New("--max-concurrent-config-rollouts and --config-rollout-delay must not be negative"))
 	}
 	if o.contentType != contentTypeProtobuf && o.contentType != contentTypeJSON {
 		errs = append(errs, fmt.Errorf("--kube-api-content-type must be %s or %s", contentTypeProtobuf, contentTypeJSON))

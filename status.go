@@ -31,6 +31,14 @@ type syncOutcome struct {
 	// in line with it; empty when the Deployment could not be brought in
 	// line, and the status keeps the hash it had.
 	deploymentHash string
+	// configHash is the config hash of the pod template the Deployment is
+	// in line with, when deploymentHash is set.
+	configHash string
+	// configPending: a rollout caused by configuration alone waits for a
+	// slot under --max-concurrent-config-rollouts; configRollout: it has
+	// one, and the Deployment is brought in line with the new
+	// configuration.
+	configPending, configRollout bool
 	// problems keep dobj from being Ready whatever the children say, in
 	// the order of the children.
 	problems []childProblem
@@ -49,11 +57,12 @@ func computeStatus(dobj *appv1.DeployObject, out syncOutcome, now metav1.Time) a
 	status := appv1.DeployObjectStatus{
 		ObservedGeneration: dobj.Generation,
 		DeploymentHash:     dobj.Status.DeploymentHash,
+		ConfigHash:         dobj.Status.ConfigHash,
 		Selector:           selectorString(dobj),
 		Conditions:         append([]metav1.Condition(nil), dobj.Status.Conditions...),
 	}
 	if out.deploymentHash != "" {
-		status.DeploymentHash = out.deploymentHash
+		status.DeploymentHash, status.ConfigHash = out.deploymentHash, out.configHash
 	}
 	if d := out.deployment; d != nil {
 		status.Replicas = d.Status.Replicas
@@ -123,6 +132,9 @@ var stallingReasons = map[string]bool{
 	appv1.ReasonForbidden:                true,
 	appv1.ReasonReplicaFailure:           true,
 	appv1.ReasonProgressDeadlineExceeded: true,
+	// Someone has to create the ConfigMap or Secret (or fix the
+	// reference); the controller notices at once when they do.
+	appv1.ReasonConfigMissing: true,
 }
 
 // progressCondition is the kstatus condition that goes with ready: Stalled
@@ -151,6 +163,9 @@ func statusEqual(a, b appv1.DeployObjectStatus) bool {
 func readyCondition(dobj *appv1.DeployObject, out syncOutcome) metav1.Condition {
 	if len(out.problems) > 0 {
 		return blockedCondition(out.problems)
+	}
+	if out.configPending {
+		return notReady(appv1.ReasonConfigRolloutPending, "the ConfigMaps or Secrets the pods use changed; the rollout waits for a slot under the controller's limit of concurrent configuration rollouts")
 	}
 	d := out.deployment
 	if d == nil {
@@ -280,6 +295,9 @@ func statusApplyConfiguration(dobj *appv1.DeployObject, status appv1.DeployObjec
 		WithSelector(status.Selector)
 	if status.DeploymentHash != "" {
 		st.WithDeploymentHash(status.DeploymentHash)
+	}
+	if status.ConfigHash != "" {
+		st.WithConfigHash(status.ConfigHash)
 	}
 	for _, c := range status.Conditions {
 		if !ownCondition(c.Type) {

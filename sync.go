@@ -37,6 +37,7 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) erro
 		// controller ownerReferences.
 		logger.V(4).Info("DeployObject no longer exists")
 		c.written.forget(key)
+		c.config.limiter.finish(key, true)
 		return nil
 	}
 	if err != nil {
@@ -76,6 +77,10 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) erro
 	}
 
 	status := computeStatus(dobj, out, c.now())
+	// A configuration rollout holds its slot while the Deployment rolls
+	// out, and gives it up once it is done, has failed, or is held back.
+	reason := readyReason(status)
+	c.config.limiter.finish(key, reason != appv1.ReasonProgressing && reason != appv1.ReasonConfigRolloutPending)
 	// One Warning per new problem: later retries of the same problem find
 	// it already reported.
 	for _, p := range newProblems(dobj.Status.Conditions, out.problems) {
@@ -132,33 +137,30 @@ func (c *Controller) syncChildren(ctx context.Context, dobj *appv1.DeployObject)
 	}
 	recheckOwner := c.ownerRecheck(dobj)
 
-	deployments := c.kubeClient.AppsV1().Deployments(dobj.Namespace)
-	desired, hash, err := stampedDeployment(desiredDeployment(dobj, c.podSecurity))
+	cfg, err := configStateOf(dobj.Namespace, c.configRefs(dobj), c.config.lookup)
 	if err != nil {
 		return out, actions, err
 	}
-	d, action, err := syncChild(ctx, dobj, desired, childOps[*appsv1.Deployment]{
-		kind:   "Deployment",
-		cached: c.deployments.Deployments(dobj.Namespace).Get,
-		create: deployments.Create,
-		get:    deployments.Get,
-		patch:  deployments.Patch,
-		inSync: func(live, desired *appsv1.Deployment) bool {
-			return deploymentApplied(live, desired, hash, dobj.Status.DeploymentHash)
-		},
-		write: func(ctx context.Context, live, desired *appsv1.Deployment) (*appsv1.Deployment, error) {
-			return applyDeployment(ctx, deployments, live, desired)
-		},
-		recheckOwner: recheckOwner,
-	})
-	if err := record("Deployment", action, err); err != nil {
+	desired := desiredDeployment(dobj, c.podSecurity)
+	if rollsOutConfig(dobj) {
+		withConfigHash(&desired.Spec.Template, cfg.hash)
+	}
+	desired, hash, err := stampedDeployment(desired)
+	if err != nil {
 		return out, actions, err
 	}
-	if d != nil {
-		out.deployment, out.deploymentHash = d, hash
+	held, err := c.holdDeployment(ctx, dobj, desired, cfg, &out)
+	if err != nil {
+		return out, actions, err
+	}
+	if !held {
+		if err := c.syncDeployment(ctx, dobj, desired, hash, &out, record, recheckOwner); err != nil {
+			return out, actions, err
+		}
 	}
 
 	ns := dobj.Namespace
+	var action string
 	out.service, action, err = syncOptionalChild(ctx, dobj, wantsService(dobj), desiredService(dobj),
 		updatedChildOps("Service", c.services.Services(ns).Get, c.kubeClient.CoreV1().Services(ns), mergeService, recheckOwner))
 	if err := record("Service", action, err); err != nil {
@@ -181,6 +183,79 @@ func (c *Controller) syncChildren(ctx context.Context, dobj *appv1.DeployObject)
 		return out, actions, err
 	}
 	return out, actions, nil
+}
+
+// syncDeployment brings the Deployment in line with desired, whose hash
+// is hash, and records the outcome in out.
+func (c *Controller) syncDeployment(ctx context.Context, dobj *appv1.DeployObject, desired *appsv1.Deployment, hash string, out *syncOutcome, record func(kind, action string, err error) error, recheckOwner func(context.Context) error) error {
+	deployments := c.kubeClient.AppsV1().Deployments(dobj.Namespace)
+	d, action, err := syncChild(ctx, dobj, desired, childOps[*appsv1.Deployment]{
+		kind:   "Deployment",
+		cached: c.deployments.Deployments(dobj.Namespace).Get,
+		create: deployments.Create,
+		get:    deployments.Get,
+		patch:  deployments.Patch,
+		inSync: func(live, desired *appsv1.Deployment) bool {
+			return deploymentApplied(live, desired, hash, dobj.Status.DeploymentHash)
+		},
+		write: func(ctx context.Context, live, desired *appsv1.Deployment) (*appsv1.Deployment, error) {
+			return applyDeployment(ctx, deployments, live, desired)
+		},
+		recheckOwner: recheckOwner,
+	})
+	if out.configRollout {
+		// Rolling out new configuration is told by the Ready condition, as
+		// a spec rollout is: it is no drift, and costs no event.
+		action = ""
+	}
+	if err := record("Deployment", action, err); err != nil {
+		return err
+	}
+	if d != nil {
+		out.deployment, out.deploymentHash = d, hash
+		out.configHash = desired.Spec.Template.Annotations[appv1.AnnotationConfigHash]
+	}
+	return nil
+}
+
+// holdDeployment decides whether the Deployment must not be written now,
+// and records why in out: a ConfigMap or Secret the pods need is missing
+// (the pods could not start: they would be stuck in
+// CreateContainerConfigError), or the write would start a rollout caused
+// by configuration alone and no slot is free for it under
+// --max-concurrent-config-rollouts. A new generation of the spec is
+// never held by the limit. The Deployment as the cache shows it still
+// tells the status.
+func (c *Controller) holdDeployment(ctx context.Context, dobj *appv1.DeployObject, desired *appsv1.Deployment, cfg configState, out *syncOutcome) (bool, error) {
+	live, err := c.deployments.Deployments(dobj.Namespace).Get(dobj.Name)
+	switch {
+	case apierrors.IsNotFound(err):
+		live = nil
+	case err != nil:
+		return false, fmt.Errorf("reading Deployment %s from cache: %w", dobj.Name, err)
+	case !metav1.IsControlledBy(live, dobj):
+		// Adoption or a conflict: syncChild knows what to do.
+		live = nil
+	}
+	if len(cfg.missing) > 0 {
+		out.deployment = live
+		out.problems = append(out.problems, childProblem{kind: "Deployment", reason: appv1.ReasonConfigMissing, message: configMissingMessage(cfg.missing)})
+		return true, nil
+	}
+	if !configTriggered(dobj, live, desired) {
+		return false, nil
+	}
+	key := cache.MetaObjectToName(dobj)
+	if !c.config.limiter.acquire(key) {
+		klog.FromContext(ctx).V(2).Info("Configuration rollout waits for a slot")
+		out.deployment, out.configPending = live, true
+		return true, nil
+	}
+	// Should the rollout never be seen finishing, a sync at the timeout
+	// frees the slot.
+	c.queue.AddAfter(key, configRolloutTimeout)
+	out.configRollout = true
+	return false, nil
 }
 
 // syncOptionalChild brings a child that exists only when the spec asks for

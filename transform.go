@@ -41,6 +41,10 @@ func transformObject(obj any) (any, error) {
 		return slimPDB(o), nil
 	case *autoscalingv2.HorizontalPodAutoscaler:
 		return slimHPA(o), nil
+	case *corev1.ConfigMap:
+		return slimConfigMap(o), nil
+	case *corev1.Secret:
+		return slimSecret(o), nil
 	}
 	return obj, nil
 }
@@ -100,6 +104,7 @@ func slimDeployObject(d *appv1.DeployObject) *appv1.DeployObject {
 	d.TypeMeta = metav1.TypeMeta{}
 	d.ObjectMeta = slimMeta(d.ObjectMeta)
 	d.Spec.Image = intern(d.Spec.Image)
+	d.Spec.ConfigRollout = intern(d.Spec.ConfigRollout)
 	for i := range d.Spec.Ports {
 		p := &d.Spec.Ports[i]
 		p.Name, p.Protocol = intern(p.Name), intern(p.Protocol)

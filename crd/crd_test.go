@@ -200,8 +200,8 @@ func TestDefaults(t *testing.T) {
 	}
 	spec := obj["spec"].(map[string]any)
 	port := spec["ports"].([]any)[0].(map[string]any)
-	if spec["replicas"] != int64(1) || spec["serviceType"] != "ClusterIP" || port["protocol"] != "TCP" {
-		t.Errorf("defaults: replicas=%v serviceType=%v protocol=%v, want 1, ClusterIP, TCP", spec["replicas"], spec["serviceType"], port["protocol"])
+	if spec["replicas"] != int64(1) || spec["serviceType"] != "ClusterIP" || port["protocol"] != "TCP" || spec["configRollout"] != "Enabled" {
+		t.Errorf("defaults: replicas=%v serviceType=%v protocol=%v configRollout=%v, want 1, ClusterIP, TCP, Enabled", spec["replicas"], spec["serviceType"], port["protocol"], spec["configRollout"])
 	}
 }
 

@@ -3,6 +3,7 @@ package deploy
 import (
 	"bytes"
 	"os"
+	"slices"
 	"testing"
 
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -27,6 +28,33 @@ func TestNamespacedRoleMatchesClusterRole(t *testing.T) {
 	got := readRules(t, "namespaced/rbac.yaml", "Role", "deployobject-controller")
 	if !equality.Semantic.DeepEqual(got, want) {
 		t.Errorf("deploy/namespaced's Role differs from deploy/'s ClusterRole:\n got %+v\nwant %+v", got, want)
+	}
+}
+
+// TestTrackSecretsIsApart: the Secret permissions live only in the
+// track-secrets components, which grant list and watch on Secrets and
+// nothing else, the same cluster-wide and in one namespace, together with
+// the flag that uses them.
+func TestTrackSecretsIsApart(t *testing.T) {
+	for _, r := range readRules(t, "rbac.yaml", "ClusterRole", "deployobject-controller") {
+		if slices.Contains(r.Resources, "secrets") {
+			t.Errorf("the default ClusterRole grants %v on Secrets", r.Verbs)
+		}
+	}
+	want := []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"list", "watch"}}}
+	cluster := readRules(t, "track-secrets/rbac.yaml", "ClusterRole", "deployobject-controller-track-secrets")
+	namespaced := readRules(t, "namespaced/track-secrets/rbac.yaml", "Role", "deployobject-controller-track-secrets")
+	if !equality.Semantic.DeepEqual(cluster, want) || !equality.Semantic.DeepEqual(namespaced, want) {
+		t.Errorf("Secret rules: cluster-wide %+v, namespaced %+v; want %+v", cluster, namespaced, want)
+	}
+	for _, dir := range []string{"track-secrets", "namespaced/track-secrets"} {
+		data, err := os.ReadFile(dir + "/kustomization.yaml")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Contains(data, []byte("kind: Component")) || !bytes.Contains(data, []byte("value: --track-secrets")) {
+			t.Errorf("%s is not a component that adds --track-secrets", dir)
+		}
 	}
 }
 

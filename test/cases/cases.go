@@ -63,6 +63,7 @@ func Valid(name string) map[string]any {
 				map[string]any{"name": "metrics", "containerPort": int64(9090), "protocol": "TCP"},
 			},
 			"serviceType":     "NodePort",
+			"configRollout":   "Enabled",
 			"imagePullPolicy": "IfNotPresent",
 			"envFrom": []any{
 				map[string]any{"configMapRef": map[string]any{"name": "cfg"}},
@@ -374,6 +375,8 @@ func InvalidTable() []Invalid {
 		{"replicas too many", "spec.replicas", setSpec("replicas", int64(10001))},
 		{"replicas not a number", "spec.replicas", setSpec("replicas", "two")},
 		{"serviceType unknown", "spec.serviceType", setSpec("serviceType", "External")},
+		{"configRollout unknown", "spec.configRollout", setSpec("configRollout", "Restart")},
+		{"configRollout in lowercase", "spec.configRollout", setSpec("configRollout", "disabled")},
 		{"NodePort without ports", "spec.serviceType", func(o map[string]any) { delete(spec(o), "ports") }},
 		{"port name missing", "spec.ports[0].name", func(o map[string]any) { delete(port(o, 0), "name") }},
 		{"port name too long", "spec.ports[0].name", setPort("name", "a-very-long-name")},

@@ -122,7 +122,8 @@ func TestInClusterUnderDeployRBAC(t *testing.T) {
 }
 
 // TestServiceAccountPermissions checks the deploy/ RBAC against the real API
-// server: exactly what the controller needs, and no Secrets.
+// server: exactly what the controller needs, and no Secrets (those are
+// deploy/track-secrets').
 func TestServiceAccountPermissions(t *testing.T) {
 	applyDeploy(t)
 	checkCanI(t, serviceAccount, []canICase{
@@ -147,6 +148,12 @@ func TestServiceAccountPermissions(t *testing.T) {
 		{[]string{"create", "tokenreviews.authentication.k8s.io"}, "yes"},
 		{[]string{"create", "subjectaccessreviews.authorization.k8s.io"}, "yes"},
 		{[]string{"get", "/metrics"}, "no"},
+		// ConfigMaps are watched, never read one by one nor written.
+		{[]string{"list", "configmaps", "-A"}, "yes"},
+		{[]string{"watch", "configmaps", "-A"}, "yes"},
+		{[]string{"get", "configmaps", "-n", "default"}, "no"},
+		{[]string{"update", "configmaps", "-n", "default"}, "no"},
+		// Secrets only with deploy/track-secrets.
 		{[]string{"get", "secrets", "-A"}, "no"},
 		{[]string{"list", "secrets", "-n", systemNamespace}, "no"},
 		{[]string{"watch", "secrets", "-A"}, "no"},

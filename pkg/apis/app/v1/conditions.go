@@ -35,6 +35,15 @@ const (
 	// admission webhook or a ValidatingAdmissionPolicy. The controller
 	// retries with backoff, as permissions and policies may change.
 	ReasonForbidden = "Forbidden"
+	// ReasonConfigMissing: a ConfigMap or Secret the pods need (not marked
+	// optional), or a key of it, does not exist; the message names it. The
+	// Deployment is not written meanwhile, so that no pod is rolled into
+	// CreateContainerConfigError; creating the object resumes at once.
+	ReasonConfigMissing = "ConfigMissing"
+	// ReasonConfigRolloutPending: the ConfigMaps or Secrets the pods use
+	// changed, and the rollout waits for its turn under the controller's
+	// --max-concurrent-config-rollouts. A change of the spec never waits.
+	ReasonConfigRolloutPending = "ConfigRolloutPending"
 )
 
 // The kstatus conditions (https://github.com/kubernetes-sigs/cli-utils/tree/master/pkg/kstatus),
@@ -47,13 +56,15 @@ const (
 	// ConditionReconciling is True while the controller or the Deployment
 	// controller is still working toward the current generation: children
 	// being made, a rollout or a scale going on. Its reason is
-	// ReasonProgressing, or ReasonPaused for a rollout paused with `kubectl
-	// rollout pause`: the DeployObject is not done, and nothing is broken.
+	// ReasonProgressing, ReasonPaused for a rollout paused with `kubectl
+	// rollout pause`, or ReasonConfigRolloutPending for a configuration
+	// rollout waiting for its turn: the DeployObject is not done, and
+	// nothing is broken.
 	ConditionReconciling = "Reconciling"
 	// ConditionStalled is True when progress needs someone to act: its
 	// reason is one of ReasonInvalidSpec, ReasonResourceConflict,
-	// ReasonQuotaExceeded, ReasonForbidden, ReasonReplicaFailure and
-	// ReasonProgressDeadlineExceeded. The controller keeps retrying what may
+	// ReasonQuotaExceeded, ReasonForbidden, ReasonReplicaFailure,
+	// ReasonProgressDeadlineExceeded and ReasonConfigMissing. The controller keeps retrying what may
 	// resolve by itself (a quota raised, a foreign object deleted) and
 	// removes the condition once it does.
 	ConditionStalled = "Stalled"

@@ -18,6 +18,13 @@ const (
 	// orphaned Deployment tell whether that Deployment is already in line.
 	AnnotationDeploymentHash = "app.deployobject.dev/deployment-hash"
 
+	// AnnotationConfigHash on the pod template holds a hash of the data of
+	// the ConfigMaps and Secrets the pods consume (the keys they use, or
+	// whether an optional one exists), as status.configHash does: a change
+	// of that data changes the template and so rolls the pods, while a
+	// change of a key no pod uses changes nothing.
+	AnnotationConfigHash = "app.deployobject.dev/config-hash"
+
 	// AnnotationAutoscalerHash on the HorizontalPodAutoscaler holds the
 	// hash of the spec the controller last wrote to it. The API server fills
 	// defaults into a scaling behavior, so a field the DeployObject stops

@@ -159,6 +159,16 @@ type DeployObjectSpec struct {
 	// +optional
 	Autoscaling *Autoscaling `json:"autoscaling,omitempty"`
 
+	// configRollout says whether a change of the ConfigMaps and Secrets the
+	// pods use rolls them out: Enabled (default) records a hash of the data
+	// the pods consume in the pod template, so that a change of a used key
+	// rolls the pods; Disabled, for applications that reload their
+	// configuration themselves, leaves the pods alone. Either way a missing
+	// required ConfigMap or Secret is reported (Ready reason ConfigMissing).
+	// +optional
+	// +kubebuilder:default=Enabled
+	ConfigRollout ConfigRolloutPolicy `json:"configRollout,omitempty"`
+
 	ContainerSpec `json:",inline"`
 	PodSpec       `json:",inline"`
 	RolloutSpec   `json:",inline"`
@@ -218,6 +228,15 @@ const (
 	ServiceTypeLoadBalancer ServiceType = "LoadBalancer"
 )
 
+// ConfigRolloutPolicy says whether configuration changes roll the pods.
+// +kubebuilder:validation:Enum=Enabled;Disabled
+type ConfigRolloutPolicy string
+
+const (
+	ConfigRolloutEnabled  ConfigRolloutPolicy = "Enabled"
+	ConfigRolloutDisabled ConfigRolloutPolicy = "Disabled"
+)
+
 // DeployObjectStatus is the state the controller last observed.
 type DeployObjectStatus struct {
 	// observedGeneration is the metadata.generation this status describes.
@@ -249,6 +268,16 @@ type DeployObjectStatus struct {
 	// +optional
 	// +kubebuilder:validation:MaxLength=16
 	DeploymentHash string `json:"deploymentHash,omitempty"`
+
+	// configHash identifies the data of the ConfigMaps and Secrets that the
+	// pod template of the Deployment was last made, applied or found in
+	// line with: the value of the pod template annotation
+	// app.deployobject.dev/config-hash. Empty when the pods use no
+	// ConfigMap or Secret the controller tracks, or configRollout is
+	// Disabled.
+	// +optional
+	// +kubebuilder:validation:MaxLength=16
+	ConfigHash string `json:"configHash,omitempty"`
 
 	// selector is the label selector of the pods, in string form, for the
 	// scale subresource (kubectl scale, HorizontalPodAutoscaler).

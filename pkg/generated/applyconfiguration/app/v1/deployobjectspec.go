@@ -67,7 +67,14 @@ type DeployObjectSpecApplyConfiguration struct {
 	// spec.replicas at the last value it wrote. With autoscaling on, leave
 	// replicas out of manifests that are applied again and again (see the
 	// README), or each apply resets the autoscaler's decision.
-	Autoscaling                     *AutoscalingApplyConfiguration `json:"autoscaling,omitempty"`
+	Autoscaling *AutoscalingApplyConfiguration `json:"autoscaling,omitempty"`
+	// configRollout says whether a change of the ConfigMaps and Secrets the
+	// pods use rolls them out: Enabled (default) records a hash of the data
+	// the pods consume in the pod template, so that a change of a used key
+	// rolls the pods; Disabled, for applications that reload their
+	// configuration themselves, leaves the pods alone. Either way a missing
+	// required ConfigMap or Secret is reported (Ready reason ConfigMissing).
+	ConfigRollout                   *appv1.ConfigRolloutPolicy `json:"configRollout,omitempty"`
 	ContainerSpecApplyConfiguration `json:",inline"`
 	PodSpecApplyConfiguration       `json:",inline"`
 	RolloutSpecApplyConfiguration   `json:",inline"`
@@ -167,6 +174,14 @@ func (b *DeployObjectSpecApplyConfiguration) WithDisruptionBudget(value *Disrupt
 // If called multiple times, the Autoscaling field is set to the value of the last call.
 func (b *DeployObjectSpecApplyConfiguration) WithAutoscaling(value *AutoscalingApplyConfiguration) *DeployObjectSpecApplyConfiguration {
 	b.Autoscaling = value
+	return b
+}
+
+// WithConfigRollout sets the ConfigRollout field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the ConfigRollout field is set to the value of the last call.
+func (b *DeployObjectSpecApplyConfiguration) WithConfigRollout(value appv1.ConfigRolloutPolicy) *DeployObjectSpecApplyConfiguration {
+	b.ConfigRollout = &value
 	return b
 }
 

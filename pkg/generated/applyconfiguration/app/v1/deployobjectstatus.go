@@ -44,6 +44,13 @@ type DeployObjectStatusApplyConfiguration struct {
 	// Deployment with server-side apply, which also removes the fields the
 	// spec no longer sets.
 	DeploymentHash *string `json:"deploymentHash,omitempty"`
+	// configHash identifies the data of the ConfigMaps and Secrets that the
+	// pod template of the Deployment was last made, applied or found in
+	// line with: the value of the pod template annotation
+	// app.deployobject.dev/config-hash. Empty when the pods use no
+	// ConfigMap or Secret the controller tracks, or configRollout is
+	// Disabled.
+	ConfigHash *string `json:"configHash,omitempty"`
 	// selector is the label selector of the pods, in string form, for the
 	// scale subresource (kubectl scale, HorizontalPodAutoscaler).
 	Selector *string `json:"selector,omitempty"`
@@ -107,6 +114,14 @@ func (b *DeployObjectStatusApplyConfiguration) WithUpdatedReplicas(value int32) 
 // If called multiple times, the DeploymentHash field is set to the value of the last call.
 func (b *DeployObjectStatusApplyConfiguration) WithDeploymentHash(value string) *DeployObjectStatusApplyConfiguration {
 	b.DeploymentHash = &value
+	return b
+}
+
+// WithConfigHash sets the ConfigHash field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the ConfigHash field is set to the value of the last call.
+func (b *DeployObjectStatusApplyConfiguration) WithConfigHash(value string) *DeployObjectStatusApplyConfiguration {
+	b.ConfigHash = &value
 	return b
 }
 
