@@ -6,15 +6,23 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 
+	appsv1 "k8s.io/api/apps/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	core "k8s.io/client-go/testing"
 	logsapi "k8s.io/component-base/logs/api/v1"
 	logsjson "k8s.io/component-base/logs/json"
@@ -22,6 +30,7 @@ import (
 	"k8s.io/klog/v2/ktesting"
 
 	appv1 "deployobject.dev/controller/pkg/apis/app/v1"
+	clientset "deployobject.dev/controller/pkg/generated/clientset/versioned"
 )
 
 // runAsControllerEnv makes the test binary run main instead of the tests,
@@ -163,5 +172,50 @@ func TestJSONLogsOfASyncCarryTheKey(t *testing.T) {
 	}
 	if !slices.Contains(msgs, "Sync failed, retrying with backoff") || !slices.Contains(msgs, "Wrote status") {
 		t.Errorf("logged %q, want the failure and the status write of the retry", msgs)
+	}
+}
+
+// TestContentTypes: clients of built-in kinds ask for and send what
+// --kube-api-content-type says, and the DeployObject client JSON, which is
+// all the API server serves for a custom resource.
+func TestContentTypes(t *testing.T) {
+	for _, contentType := range []string{contentTypeProtobuf, contentTypeJSON} {
+		t.Run(contentType, func(t *testing.T) {
+			accepts := map[string]string{}
+			var mu sync.Mutex
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				mu.Lock()
+				accepts[r.URL.Path] = r.Header.Get("Accept") + " | " + r.Header.Get("Content-Type")
+				mu.Unlock()
+				http.Error(w, "{}", http.StatusTeapot)
+			}))
+			defer srv.Close()
+			cfg := &rest.Config{Host: srv.URL}
+			kube, err := kubernetes.NewForConfig(builtInConfig(cfg, contentType))
+			if err != nil {
+				t.Fatal(err)
+			}
+			client, err := clientset.NewForConfig(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx := context.Background()
+			_, _ = kube.AppsV1().Deployments("ns").Create(ctx, &appsv1.Deployment{}, metav1.CreateOptions{})
+			_, _ = client.AppV1().DeployObjects("ns").UpdateStatus(ctx, &appv1.DeployObject{ObjectMeta: metav1.ObjectMeta{Name: "web"}}, metav1.UpdateOptions{})
+
+			wantAccept := contentTypeJSON + ", */*"
+			if contentType == contentTypeProtobuf {
+				wantAccept = contentTypeProtobuf + "," + contentTypeJSON
+			}
+			want := map[string]string{
+				"/apis/apps/v1/namespaces/ns/deployments":                              wantAccept + " | " + contentType,
+				"/apis/app.deployobject.dev/v1/namespaces/ns/deployobjects/web/status": "application/json, */* | application/json",
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if !maps.Equal(want, accepts) {
+				t.Errorf("Accept | Content-Type by path:\n got %q\nwant %q", accepts, want)
+			}
+		})
 	}
 }

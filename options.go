@@ -21,6 +21,7 @@ type options struct {
 	workers      int
 	qps          float32
 	burst        int
+	contentType  string
 	resyncPeriod time.Duration
 	childBatch   time.Duration
 	podSecurity  podSecurityProfile
@@ -80,6 +81,7 @@ func newOptions() (*options, []flagSection, error) {
 	fs.IntVar(&o.workers, "workers", 16, "Number of DeployObjects synced in parallel.")
 	fs.Float32Var(&o.qps, "kube-api-qps", 200, "Steady requests per second to the API server.")
 	fs.IntVar(&o.burst, "kube-api-burst", 400, "Requests allowed in a burst above --kube-api-qps.")
+	fs.StringVar(&o.contentType, "kube-api-content-type", contentTypeProtobuf, "Content type of requests to the API server for built-in kinds (Deployments, Services and the other children, Events, Leases): "+contentTypeProtobuf+" or "+contentTypeJSON+". DeployObjects are custom resources, which the API server serves as JSON only.")
 	fs.DurationVar(&o.resyncPeriod, "resync-period", 10*time.Minute, "How often every DeployObject is re-checked against its children even without events. 0 disables.")
 	fs.DurationVar(&o.childBatch, "child-event-batch-period", time.Second, "How long changes to a Deployment or Service are collected before its DeployObject is synced, so that a rollout's burst of status changes costs one status write. 0 syncs at once.")
 	o.podSecurity = profileNone
@@ -161,6 +163,9 @@ func (o *options) validate() error {
 	}
 	if o.maxConfigRollouts < 0 || o.configRolloutDelay < 0 {
 		errs = append(errs, errors.New("--max-concurrent-config-rollouts and --config-rollout-delay must not be negative"))
+	}
+	if o.contentType != contentTypeProtobuf && o.contentType != contentTypeJSON {
+		errs = append(errs, fmt.Errorf("--kube-api-content-type must be %s or %s", contentTypeProtobuf, contentTypeJSON))
 	}
 	if o.resyncPeriod < 0 || o.childBatch < 0 {
 		errs = append(errs, errors.New("--resync-period and --child-event-batch-period must not be negative"))

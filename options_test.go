@@ -28,7 +28,8 @@ func TestParseFlags(t *testing.T) {
 		t.Fatal(err)
 	}
 	if d.leaderElect.set || d.qps != 200 || d.burst != 400 || d.workers != 16 || d.logs.Format != "text" || d.podSecurity != profileNone ||
-		d.trackSecrets || d.maxConfigRollouts != 10 || d.configRolloutDelay != 5*time.Second {
+		d.trackSecrets || d.maxConfigRollouts != 10 || d.configRolloutDelay != 5*time.Second ||
+		d.contentType != contentTypeProtobuf {
 		t.Errorf("defaults %+v", d)
 	}
 
@@ -52,6 +53,19 @@ func TestParseFlags(t *testing.T) {
 		{"stray"},
 	} {
 		if _, _, err := parseFlags(args); err == nil {
+			t.Errorf("%v was accepted", args)
+		}
+	}
+
+	for _, args := range [][]string{
+		{"--kube-api-content-type=application/yaml"},
+		{"--kube-api-content-type=application/cbor"}, // behind client-go's alpha ClientsAllowCBOR gate
+	} {
+		o, _, err := parseFlags(args)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if o.validate() == nil {
 			t.Errorf("%v was accepted", args)
 		}
 	}

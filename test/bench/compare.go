@@ -74,6 +74,19 @@ var figures = []figure{
 		check: isZero, target: "0", atScale: always},
 	{step: "update", name: "first update → all Ready", unit: "s",
 		value: func(r *report) (float64, bool) { return fromPtr(r.Update, ready) }},
+	{step: "children", name: "first create → all Ready", unit: "s",
+		value: func(r *report) (float64, bool) {
+			return fromPtr(r.Children, func(c *childrenResult) float64 { return c.Converge.ReadySeconds })
+		}},
+	{step: "children", name: "writes/object to Ready", unit: "/object",
+		value: func(r *report) (float64, bool) {
+			return fromPtr(r.Children, func(c *childrenResult) float64 { return c.Converge.Writes.PerObject })
+		}},
+	{step: "children", name: "writes after restart", unit: "writes",
+		value: func(r *report) (float64, bool) {
+			return fromPtr(r.Children, func(c *childrenResult) float64 { return c.RestartWrites.Total })
+		},
+		check: isZero, target: "0", atScale: always},
 	{step: "mem", name: "heap in use per DeployObject", unit: "KiB",
 		value: func(r *report) (float64, bool) {
 			return fromPtr(r.Mem, func(m *memResult) float64 { return m.HeapInusePerObjectBytes / (1 << 10) })

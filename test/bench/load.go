@@ -8,6 +8,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/util/retry"
@@ -81,14 +82,27 @@ func newDeployObject(ns string, i int, replicas int32) *appv1.DeployObject {
 	}
 }
 
+// withChildren makes d ask for every optional child: a disruption budget
+// and autoscaling, which needs a CPU request.
+func withChildren(d *appv1.DeployObject) {
+	d.Spec.Resources.Requests = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m")}
+	d.Spec.DisruptionBudget = &appv1.DisruptionBudget{MaxUnavailable: ptr.To(intstr.FromInt32(1))}
+	d.Spec.Autoscaling = &appv1.Autoscaling{MinReplicas: d.Spec.Replicas, MaxReplicas: 3, TargetCPUUtilizationPercentage: ptr.To[int32](80)}
+}
+
 // createDeployObjects creates n DeployObjects in ns with the benchmark's
-// concurrency and returns them as created.
-func (b *bench) createDeployObjects(ctx context.Context, ns string, n int, replicas int32) ([]*appv1.DeployObject, error) {
+// concurrency and returns them as created. Each of opts changes every
+// DeployObject before it is created.
+func (b *bench) createDeployObjects(ctx context.Context, ns string, n int, replicas int32, opts ...func(*appv1.DeployObject)) ([]*appv1.DeployObject, error) {
 	ctx, cancel := context.WithTimeout(ctx, waitTimeout(n))
 	defer cancel()
 	out := make([]*appv1.DeployObject, n)
 	err := forEach(ctx, n, b.opts.concurrency, func(ctx context.Context, i int) error {
-		d, err := b.client.AppV1().DeployObjects(ns).Create(ctx, newDeployObject(ns, i, replicas), metav1.CreateOptions{FieldManager: fieldManager})
+		d := newDeployObject(ns, i, replicas)
+		for _, o := range opts {
+			o(d)
+		}
+		d, err := b.client.AppV1().DeployObjects(ns).Create(ctx, d, metav1.CreateOptions{FieldManager: fieldManager})
 		if err != nil {
 			return fmt.Errorf("creating DeployObject %s/%s: %w", ns, objectName(i), err)
 		}

@@ -34,7 +34,7 @@ import (
 // stepNames are the steps in the order they run. limit comes first so that
 // it measures the API server before anything else has loaded it. sweep is
 // not run unless asked for: it repeats the backlog once per flag set.
-var stepNames = []string{"limit", "backlog", "sweep", "burst", "steady", "update", "mem"}
+var stepNames = []string{"limit", "backlog", "sweep", "burst", "steady", "update", "children", "mem"}
 
 // defaultSweep brackets the default --workers, --kube-api-qps and
 // --kube-api-burst: the controller's defaults first, then fewer and more
@@ -277,6 +277,7 @@ func (b *bench) allSteps() []step {
 		{"burst", []string{nsBurst}, func(ctx context.Context) (err error) { r.Burst, err = b.burst(ctx); return err }},
 		{"steady", []string{nsBurst}, func(ctx context.Context) (err error) { r.Steady, err = b.steady(ctx); return err }},
 		{"update", []string{nsBurst}, func(ctx context.Context) (err error) { r.Update, err = b.update(ctx); return err }},
+		{"children", []string{nsChildren}, func(ctx context.Context) (err error) { r.Children, err = b.children(ctx); return err }},
 		{"mem", []string{nsMem, nsUnrelated}, func(ctx context.Context) (err error) { r.Mem, err = b.mem(ctx); return err }},
 	}
 }

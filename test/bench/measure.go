@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"fmt"
@@ -206,6 +207,22 @@ func converged(ctrl *controller, before, after snapshot, n int, c convergence) *
 		r.CPUSecondsPer1000Reconciles = cpu / reconciles * 1000
 	}
 	return r
+}
+
+// apiServerCPU is the CPU time the API server process has used so far,
+// from its own metrics. It includes the load the benchmark itself puts on
+// the API server (its writes and observers' watches), which is the same
+// whatever the controller's flags.
+func (b *bench) apiServerCPU(ctx context.Context) (float64, error) {
+	raw, err := b.kube.CoreV1().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("reading the API server's metrics: %w", err)
+	}
+	s, err := parseText(bytes.NewReader(raw))
+	if err != nil {
+		return 0, fmt.Errorf("the API server's metrics: %w", err)
+	}
+	return s.sum("process_cpu_seconds_total"), nil
 }
 
 // nonNil keeps an empty flag list an empty list in the JSON, not null.

@@ -16,6 +16,7 @@ const (
 	nsLimit     = "bench-limit"
 	nsBacklog   = "bench-backlog"
 	nsBurst     = "bench-burst"
+	nsChildren  = "bench-children"
 	nsMem       = "bench-mem"
 	nsUnrelated = "bench-unrelated"
 )

@@ -44,7 +44,9 @@ type report struct {
 	Burst  *convergeResult   `json:"burst,omitempty"`
 	Steady *steadyResult     `json:"steady,omitempty"`
 	Update *convergeResult   `json:"update,omitempty"`
-	Mem    *memResult        `json:"mem,omitempty"`
+	// Children is a burst of DeployObjects that set every optional child.
+	Children *childrenResult `json:"children,omitempty"`
+	Mem      *memResult      `json:"mem,omitempty"`
 
 	ControllerLogDir string       `json:"controllerLogDir"`
 	ControllerLogs   []logSummary `json:"controllerLogs"`
@@ -79,7 +81,10 @@ type convergeResult struct {
 	ReconcileErrors             float64 `json:"reconcileErrors"`
 	CPUSeconds                  float64 `json:"cpuSeconds"`
 	CPUSecondsPer1000Reconciles float64 `json:"cpuSecondsPer1000Reconciles"`
-	Writes                      writes  `json:"writes"`
+	// APIServerCPUSeconds is the API server's CPU time over the same span,
+	// the benchmark's own requests included.
+	APIServerCPUSeconds float64 `json:"apiServerCPUSeconds,omitempty"`
+	Writes              writes  `json:"writes"`
 }
 
 // writes are the controller's write requests (POST, PUT, PATCH, DELETE),
@@ -96,6 +101,20 @@ type writes struct {
 	// ByVerbResource is keyed by "VERB resource[/subresource]".
 	ByVerbResource       map[string]float64 `json:"byVerbResource"`
 	FailedRequestsByCode map[string]float64 `json:"failedRequestsByCode"`
+}
+
+// childrenResult is N DeployObjects with every optional child taken to
+// Ready from a burst of creations, and the writes of a controller restarted
+// over them.
+type childrenResult struct {
+	Converge *convergeResult `json:"converge"`
+	// SettleWrites are the first controller's writes after Ready, until a
+	// window without any: the autoscalers' first evaluations.
+	SettleSeconds        float64 `json:"settleSeconds"`
+	SettleWrites         writes  `json:"settleWrites"`
+	RestartWindowSeconds float64 `json:"restartWindowSeconds"`
+	RestartReconciles    float64 `json:"restartReconciles"`
+	RestartWrites        writes  `json:"restartWrites"`
 }
 
 // steadyResult is the writes of a controller over objects already in sync:
@@ -251,6 +270,15 @@ func printTable(out io.Writer, r *report) error {
 		row("update", "first update → all Ready, new image", "%.2f s", c.ReadySeconds)
 		convergeRows(row, "update", r.N, c)
 	}
+	if c := r.Children; c != nil {
+		row("children", "creating", "%.2f s", c.Converge.LoadSeconds)
+		row("children", "first create → all Ready", "%.2f s", c.Converge.ReadySeconds)
+		convergeRows(row, "children", r.N, c.Converge)
+		row("children", fmt.Sprintf("writes after Ready until none for %s (%.0f s: the autoscalers' first evaluations)", quietWindow, c.SettleSeconds),
+			"%.0f (%s)", c.SettleWrites.Total, perResource(c.SettleWrites.ByVerbResource, 1))
+		row("children", fmt.Sprintf("writes after restart, %.0f s after /readyz", c.RestartWindowSeconds),
+			"%.0f (%s), %.0f reconciles", c.RestartWrites.Total, perResource(c.RestartWrites.ByVerbResource, 1), c.RestartReconciles)
+	}
 	if m := r.Mem; m != nil {
 		row("mem", "empty cluster: heap in use / RSS", "%s / %s", mib(m.Empty.HeapInuseBytes), mib(m.Empty.RSSBytes))
 		row("mem", "creating", "%.2f s", m.CreateSeconds)
@@ -295,6 +323,7 @@ func convergeRows(row func(step, metric, format string, args ...any), step strin
 	}
 	row(step, "reconciles/object (errors)", "%.2f (%.0f)", c.Reconciles/float64(n), c.ReconcileErrors)
 	row(step, "CPU per 1000 reconciles", "%.3f s (%.2f s in all)", c.CPUSecondsPer1000Reconciles, c.CPUSeconds)
+	row(step, "API server CPU (with the benchmark's own load)", "%.2f s", c.APIServerCPUSeconds)
 }
 
 // perResource lists counts divided by n, largest first.

@@ -15,6 +15,10 @@ const (
 	// unrelatedSettle is how long the controller gets to react, if it
 	// wrongly does, to the unrelated objects before its heap is read.
 	unrelatedSettle = 10 * time.Second
+	// quietWindow spans one evaluation of every HorizontalPodAutoscaler:
+	// kube-controller-manager makes one every 15 s.
+	quietWindow   = 20 * time.Second
+	settleTimeout = 3 * time.Minute
 )
 
 // limit times a logic-free writer making exactly the writes that take N
@@ -78,6 +82,10 @@ func (b *bench) backlogWith(ctx context.Context, label string, flags ...string) 
 		return nil, err
 	}
 	defer obs.close()
+	apiBefore, err := b.apiServerCPU(ctx)
+	if err != nil {
+		return nil, err
+	}
 	ctrl, readyz, err := b.startReady(ctx, label, flags...)
 	if err != nil {
 		return nil, err
@@ -91,8 +99,13 @@ func (b *bench) backlogWith(ctx context.Context, label string, flags ...string) 
 	if err != nil {
 		return nil, err
 	}
+	apiAfter, err := b.apiServerCPU(ctx)
+	if err != nil {
+		return nil, err
+	}
 	// A fresh process has counted nothing yet: nil is its baseline.
 	res := converged(ctrl, nil, after, n, conv)
+	res.APIServerCPUSeconds = apiAfter - apiBefore
 	res.ReadyzSeconds = readyz.Seconds()
 	if l := b.report.Limit; l != nil {
 		res.LimitOverReconciled = l.Seconds / res.ReconciledSeconds
@@ -156,6 +169,10 @@ func (b *bench) measureWave(ctx context.Context, obs *observer, ctrl *controller
 	if err != nil {
 		return nil, err
 	}
+	apiBefore, err := b.apiServerCPU(ctx)
+	if err != nil {
+		return nil, err
+	}
 	start := time.Now()
 	if err := load(ctx); err != nil {
 		return nil, err
@@ -171,9 +188,101 @@ func (b *bench) measureWave(ctx context.Context, obs *observer, ctrl *controller
 	if err != nil {
 		return nil, err
 	}
+	apiAfter, err := b.apiServerCPU(ctx)
+	if err != nil {
+		return nil, err
+	}
 	res := converged(ctrl, before, after, n, conv)
 	res.LoadSeconds = loaded.Seconds()
+	res.APIServerCPUSeconds = apiAfter - apiBefore
 	return res, nil
+}
+
+// children creates N DeployObjects that set every optional child under a
+// running controller and times them to Ready; then it restarts the
+// controller over them and counts its writes, which should be none, with
+// the autoscalers writing their status every 15 s meanwhile.
+func (b *bench) children(ctx context.Context) (*childrenResult, error) {
+	n := b.opts.n
+	if err := b.freshNamespace(ctx, nsChildren); err != nil {
+		return nil, err
+	}
+	obs, err := b.observe(ctx, nsChildren)
+	if err != nil {
+		return nil, err
+	}
+	defer obs.close()
+	ctrl, _, err := b.startReady(ctx, "children")
+	if err != nil {
+		return nil, err
+	}
+	conv, err := b.measureWave(ctx, obs, ctrl, func(ctx context.Context) error {
+		_, err := b.createDeployObjects(ctx, nsChildren, n, 1, withChildren)
+		return err
+	})
+	if err != nil {
+		b.stopController(ctrl)
+		return nil, err
+	}
+	// Ready does not wait for the autoscalers, whose conditions change over
+	// their first evaluations (kube-controller-manager learns the
+	// DeployObject kind, then finds no metrics), and the DeployObjects report
+	// each change: a restart before they settle would count that news as
+	// writes of the restarted controller.
+	settleStart := time.Now()
+	settleBefore, settleAfter, err := b.settle(ctx, ctrl)
+	settled := time.Since(settleStart)
+	b.stopController(ctrl)
+	if err != nil {
+		return nil, err
+	}
+	restarted, _, err := b.startReady(ctx, "children-restart")
+	if err != nil {
+		return nil, err
+	}
+	defer b.stopController(restarted)
+	b.logf("children: counting the writes of the restarted controller for %s", restartWindow)
+	if err := sleepAlive(ctx, restarted, restartWindow); err != nil {
+		return nil, err
+	}
+	after, err := restarted.scrape(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &childrenResult{
+		Converge:             conv,
+		SettleSeconds:        settled.Seconds(),
+		SettleWrites:         writesBetween(settleBefore, settleAfter, n),
+		RestartWindowSeconds: restartWindow.Seconds(),
+		RestartReconciles:    after.sum("deployobject_reconcile_total"),
+		RestartWrites:        writesBetween(nil, after, n),
+	}, nil
+}
+
+// settle waits until ctrl has written nothing for a whole quietWindow, at
+// most settleTimeout, and returns its metrics from before and after.
+func (b *bench) settle(ctx context.Context, ctrl *controller) (first, last snapshot, err error) {
+	first, err = ctrl.scrape(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	last = first
+	deadline := time.Now().Add(settleTimeout)
+	for {
+		b.logf("children: waiting %s for the DeployObjects' status to settle", quietWindow)
+		if err := sleepAlive(ctx, ctrl, quietWindow); err != nil {
+			return nil, nil, err
+		}
+		next, err := ctrl.scrape(ctx)
+		if err != nil {
+			return nil, nil, err
+		}
+		quiet := writesBetween(last, next, 1).Total == 0
+		last = next
+		if quiet || time.Now().After(deadline) {
+			return first, last, nil
+		}
+	}
 }
 
 // steady counts the writes of a controller over N objects already in sync:
