@@ -230,7 +230,7 @@ func withConfigHash(desired *corev1.PodTemplateSpec, hash string) {
 	desired.Annotations[appv1.AnnotationConfigHash] = hash
 }
 
-// The caches keep of a ConfigMap or Secret its name and the hash of
+// The caches keep of a ConfigMap or Secret its identity and the hash of
 // each key's value: the values themselves, which can be large and, for
 // Secrets, must not sit in the controller's memory or reach its logs, are
 // dropped as soon as the object is decoded. A ConfigMap's binaryData keys
@@ -255,13 +255,13 @@ func slimSecret(s *corev1.Secret) *corev1.Secret {
 	return &corev1.Secret{ObjectMeta: configMeta(s.ObjectMeta), Data: hashes}
 }
 
-// configMeta keeps what names a ConfigMap or Secret, and its
-// resourceVersion: no UID (a Secret's is used up by the time the hashes
-// are made), labels or owners, which the controller never reads of them.
-// Every object of the watched namespaces is cached, used or not, so each
-// field counts.
+// configMeta keeps the identity of a ConfigMap or Secret: no labels,
+// annotations or owners, which the controller never reads of them. The UID
+// stays although the controller does not read it either: client-go's
+// watch-list consistency detector matches cached objects to listed ones by
+// UID.
 func configMeta(m metav1.ObjectMeta) metav1.ObjectMeta {
-	return metav1.ObjectMeta{Name: m.Name, Namespace: intern(m.Namespace), ResourceVersion: m.ResourceVersion}
+	return metav1.ObjectMeta{Name: m.Name, Namespace: intern(m.Namespace), UID: m.UID, ResourceVersion: m.ResourceVersion}
 }
 
 // configMapData and secretData are configData from a cached object, or

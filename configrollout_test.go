@@ -223,9 +223,8 @@ func TestConfigStateLookupError(t *testing.T) {
 	}
 }
 
-// TestConfigCacheHoldsNoValue: the transforms keep the name, the
-// resourceVersion and per-key hashes; no value, UID, label, annotation or
-// managedFields.
+// TestConfigCacheHoldsNoValue: the transforms keep the identity and
+// per-key hashes; no value, label, annotation or managedFields.
 func TestConfigCacheHoldsNoValue(t *testing.T) {
 	meta := metav1.ObjectMeta{Name: "cfg", Namespace: "apps", UID: "u1", ResourceVersion: "7",
 		Labels: map[string]string{"a": "b"}, Annotations: map[string]string{"kubectl.kubernetes.io/last-applied-configuration": "{...s3cret...}"},
@@ -233,7 +232,7 @@ func TestConfigCacheHoldsNoValue(t *testing.T) {
 	cm := slimConfigMap(&corev1.ConfigMap{ObjectMeta: meta, Data: map[string]string{"level": "info"}, BinaryData: map[string][]byte{"bin": []byte("s3cret")}})
 	s := slimSecret(&corev1.Secret{ObjectMeta: meta, Type: corev1.SecretTypeOpaque, Data: map[string][]byte{"password": []byte("s3cret")}})
 
-	wantMeta := metav1.ObjectMeta{Name: "cfg", Namespace: "apps", ResourceVersion: "7"}
+	wantMeta := metav1.ObjectMeta{Name: "cfg", Namespace: "apps", UID: "u1", ResourceVersion: "7"}
 	if fmt.Sprint(cm.ObjectMeta) != fmt.Sprint(wantMeta) || fmt.Sprint(s.ObjectMeta) != fmt.Sprint(wantMeta) {
 		t.Errorf("metadata kept: %+v, %+v; want only %+v", cm.ObjectMeta, s.ObjectMeta, wantMeta)
 	}

@@ -221,6 +221,11 @@ func TestSyncConfigRolloutWaitsForASlot(t *testing.T) {
 			// The status write of the first sync is not in the cache: the
 			// controller judges against what it wrote.
 			expectActions(t, writes(f.kubeClient.Actions(), f.client.Actions()), "get deployments", "patch deployments", "patch deployobjects/status")
+			// The fake Deployment is rolled out at once: Ready, and the
+			// slot is free again.
+			if active, pending := c.config.limiter.counts(); active != 0 || pending != 0 {
+				t.Errorf("after the rollout: %d active, %d pending; want 0, 0", active, pending)
+			}
 		})
 	}
 }

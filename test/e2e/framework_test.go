@@ -62,8 +62,9 @@ var shared *controllerProcess
 // tests can wait for a full resync.
 const sharedResync = 30 * time.Second
 
-// sharedArgs are the flags of the shared controller.
-var sharedArgs = []string{"--resync-period=" + sharedResync.String()}
+// sharedArgs are the flags of the shared controller. It tracks Secrets, so
+// that TestConfigRollouts can show a Secret change rolling out.
+var sharedArgs = []string{"--resync-period=" + sharedResync.String(), "--track-secrets"}
 
 // launchedLogs are the logs of every controller the suite started, read at
 // the end for reports of client-go's detectors (see hack/e2e.sh).
