@@ -19,6 +19,9 @@ const (
 	maxWritesPerObject  = 4
 	maxHeapPerObject    = 8 << 10
 	maxUnrelatedPercent = 10
+	// A configuration rollout is the Deployment's apply and one status
+	// write.
+	maxConfigWritesPerObject = 2
 )
 
 // figure is one number of a run that the comparison follows: how to read it
@@ -87,6 +90,25 @@ var figures = []figure{
 			return fromPtr(r.Children, func(c *childrenResult) float64 { return c.RestartWrites.Total })
 		},
 		check: isZero, target: "0", atScale: always},
+	{step: "config", name: "writes after an unused key changed", unit: "writes",
+		value: func(r *report) (float64, bool) {
+			return fromPtr(r.Config, func(c *configResult) float64 { return c.UnusedKeyWrites.Total })
+		},
+		check: isZero, target: "0", atScale: always},
+	{step: "config", name: "used key changed → all Ready", unit: "s",
+		value: func(r *report) (float64, bool) {
+			return fromPtr(r.Config, func(c *configResult) float64 { return c.RolledOutSeconds })
+		}},
+	{step: "config", name: "peak config rollouts over the limit", unit: "rollouts",
+		value: func(r *report) (float64, bool) {
+			return fromPtr(r.Config, func(c *configResult) float64 { return c.PeakActive - float64(c.Limit) })
+		},
+		check: func(v float64) bool { return v <= 0 }, target: "≤ 0", atScale: always},
+	{step: "config", name: "writes/object of a config rollout", unit: "/object",
+		value: func(r *report) (float64, bool) {
+			return fromPtr(r.Config, func(c *configResult) float64 { return c.Writes.PerObject })
+		},
+		check: func(v float64) bool { return v <= maxConfigWritesPerObject+1e-9 }, target: fmt.Sprintf("≤ %d", maxConfigWritesPerObject), atScale: always},
 	{step: "mem", name: "heap in use per DeployObject", unit: "KiB",
 		value: func(r *report) (float64, bool) {
 			return fromPtr(r.Mem, func(m *memResult) float64 { return m.HeapInusePerObjectBytes / (1 << 10) })

@@ -199,14 +199,26 @@ func (b *bench) writeMinimal(ctx context.Context, d *appv1.DeployObject) error {
 	return nil
 }
 
-// createUnrelated creates n Deployments without the controller's label and
-// n ConfigMaps in ns: objects a controller shares every cluster with and
-// should not have to hold in memory.
+// createUnrelated creates n Deployments without the controller's label, n
+// ConfigMaps and n Secrets in ns: objects a controller shares every cluster
+// with. It should not hold the Deployments at all, and of the ConfigMaps and
+// Secrets, which it watches for configuration rollouts, only per-key hashes.
 func (b *bench) createUnrelated(ctx context.Context, ns string, n int) error {
-	ctx, cancel := context.WithTimeout(ctx, waitTimeout(2*n))
+	ctx, cancel := context.WithTimeout(ctx, waitTimeout(3*n))
 	defer cancel()
 	data := strings.Repeat("key: value # unrelated configuration\n", 8)
-	return forEach(ctx, 2*n, b.opts.concurrency, func(ctx context.Context, i int) error {
+	return forEach(ctx, 3*n, b.opts.concurrency, func(ctx context.Context, i int) error {
+		if i >= 2*n {
+			name := fmt.Sprintf("secret-%05d", i-2*n)
+			secret := &corev1.Secret{
+				ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
+				Data:       map[string][]byte{"config.yaml": []byte(data)},
+			}
+			if _, err := b.kube.CoreV1().Secrets(ns).Create(ctx, secret, metav1.CreateOptions{FieldManager: fieldManager}); err != nil {
+				return fmt.Errorf("creating Secret %s/%s: %w", ns, name, err)
+			}
+			return nil
+		}
 		if i >= n {
 			name := fmt.Sprintf("config-%05d", i-n)
 			cm := &corev1.ConfigMap{

@@ -34,7 +34,7 @@ import (
 // stepNames are the steps in the order they run. limit comes first so that
 // it measures the API server before anything else has loaded it. sweep is
 // not run unless asked for: it repeats the backlog once per flag set.
-var stepNames = []string{"limit", "backlog", "sweep", "burst", "steady", "update", "children", "mem"}
+var stepNames = []string{"limit", "backlog", "sweep", "burst", "steady", "update", "children", "config", "mem"}
 
 // defaultSweep brackets the default --workers, --kube-api-qps and
 // --kube-api-burst: the controller's defaults first, then fewer and more
@@ -71,7 +71,7 @@ func parseFlags(args []string) (*options, error) {
 	fs.StringVar(&o.commit, "commit", "unknown", "Commit of the controller, recorded in the results.")
 	fs.StringVar(&o.cluster, "cluster", "", "How the cluster was set up, recorded in the results.")
 	fs.IntVar(&o.n, "n", 1000, "DeployObjects of the limit, backlog, sweep, burst, steady and update steps.")
-	fs.IntVar(&o.memN, "mem-n", 10000, "DeployObjects, and unrelated Deployments and ConfigMaps each, of the mem step.")
+	fs.IntVar(&o.memN, "mem-n", 10000, "DeployObjects, and unrelated Deployments, ConfigMaps and Secrets each, of the mem step.")
 	fs.IntVar(&o.concurrency, "concurrency", 32, "Concurrent requests of the benchmark's own writers.")
 	// `make bench` runs every step but the sweep.
 	defaultSteps := slices.DeleteFunc(slices.Clone(stepNames), func(s string) bool { return s == "sweep" })
@@ -278,6 +278,7 @@ func (b *bench) allSteps() []step {
 		{"steady", []string{nsBurst}, func(ctx context.Context) (err error) { r.Steady, err = b.steady(ctx); return err }},
 		{"update", []string{nsBurst}, func(ctx context.Context) (err error) { r.Update, err = b.update(ctx); return err }},
 		{"children", []string{nsChildren}, func(ctx context.Context) (err error) { r.Children, err = b.children(ctx); return err }},
+		{"config", []string{nsConfig}, func(ctx context.Context) (err error) { r.Config, err = b.config(ctx); return err }},
 		{"mem", []string{nsMem, nsUnrelated}, func(ctx context.Context) (err error) { r.Mem, err = b.mem(ctx); return err }},
 	}
 }

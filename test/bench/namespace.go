@@ -17,6 +17,7 @@ const (
 	nsBacklog   = "bench-backlog"
 	nsBurst     = "bench-burst"
 	nsChildren  = "bench-children"
+	nsConfig    = "bench-config"
 	nsMem       = "bench-mem"
 	nsUnrelated = "bench-unrelated"
 )

@@ -179,3 +179,56 @@ func (p progress) describe(n int, wantReady bool) string {
 	}
 	return fmt.Sprintf("%d of %d not Ready, %d not reconciled (e.g. %s)", n-p.ready, n, n-p.reconciled, p.exampleNotReady)
 }
+
+// configHashes are the status.configHash of every DeployObject, by name.
+func (o *observer) configHashes() (map[string]string, error) {
+	list, err := o.dobjs.List(labels.Everything())
+	if err != nil {
+		return nil, fmt.Errorf("listing DeployObjects from cache: %w", err)
+	}
+	out := make(map[string]string, len(list))
+	for _, d := range list {
+		out[d.Name] = d.Status.ConfigHash
+	}
+	return out, nil
+}
+
+// onNewConfig counts the DeployObjects that are Ready with a configHash
+// other than old's, which their Deployment's pod template carries and has
+// rolled out; example is one that is not, and why.
+func (o *observer) onNewConfig(old map[string]string) (done int, example string, err error) {
+	list, err := o.dobjs.List(labels.Everything())
+	if err != nil {
+		return 0, "", fmt.Errorf("listing DeployObjects from cache: %w", err)
+	}
+	for _, d := range list {
+		why := notReady(d)
+		if why == "" {
+			why = o.notOnNewConfig(d, old[d.Name])
+		}
+		if why == "" {
+			done++
+		} else if example == "" {
+			example = d.Name + ": " + why
+		}
+	}
+	return done, example, nil
+}
+
+func (o *observer) notOnNewConfig(d *appv1.DeployObject, old string) string {
+	hash := d.Status.ConfigHash
+	if hash == "" || hash == old {
+		return "status.configHash unchanged"
+	}
+	dep, err := o.deployments.Get(d.Name)
+	if err != nil {
+		return "no Deployment"
+	}
+	if dep.Spec.Template.Annotations[appv1.AnnotationConfigHash] != hash {
+		return "pod template not on status.configHash"
+	}
+	if !o.rolledOut(d) {
+		return "not rolled out"
+	}
+	return ""
+}

@@ -46,7 +46,9 @@ type report struct {
 	Update *convergeResult   `json:"update,omitempty"`
 	// Children is a burst of DeployObjects that set every optional child.
 	Children *childrenResult `json:"children,omitempty"`
-	Mem      *memResult      `json:"mem,omitempty"`
+	// Config is a change of one ConfigMap key that N DeployObjects use.
+	Config *configResult `json:"config,omitempty"`
+	Mem    *memResult    `json:"mem,omitempty"`
 
 	ControllerLogDir string       `json:"controllerLogDir"`
 	ControllerLogs   []logSummary `json:"controllerLogs"`
@@ -117,6 +119,27 @@ type childrenResult struct {
 	RestartWrites        writes  `json:"restartWrites"`
 }
 
+// configResult is N Ready DeployObjects whose pods read one key of a shared
+// ConfigMap: first a key they do not use changes, then the one they use.
+type configResult struct {
+	ControllerFlags []string `json:"controllerFlags"`
+	// UnusedKeyWrites are the writes in the window after the unused key
+	// changed: there should be none.
+	UnusedKeyWindowSeconds float64 `json:"unusedKeyWindowSeconds"`
+	UnusedKeyWrites        writes  `json:"unusedKeyWrites"`
+	// RolledOutSeconds is from the change of the used key until every
+	// DeployObject is Ready with its pods on the new configuration.
+	RolledOutSeconds float64 `json:"rolledOutSeconds"`
+	// PeakActive and PeakPending are the most DeployObjects the controller
+	// reported in a configuration rollout, and waiting for one, at once.
+	PeakActive  float64 `json:"peakActive"`
+	PeakPending float64 `json:"peakPending"`
+	// Limit is the controller's --max-concurrent-config-rollouts.
+	Limit                       int     `json:"limit"`
+	Writes                      writes  `json:"writes"`
+	CPUSecondsPer1000Reconciles float64 `json:"cpuSecondsPer1000Reconciles"`
+}
+
 // steadyResult is the writes of a controller over objects already in sync:
 // across resyncs, and after a restart. Both count from process start.
 type steadyResult struct {
@@ -138,7 +161,7 @@ type memory struct {
 
 // memResult is the controller's memory after a forced GC: over an empty
 // cluster, over MemN DeployObjects with their children, and with as many
-// unrelated Deployments and ConfigMaps again.
+// unrelated Deployments, ConfigMaps and Secrets again.
 type memResult struct {
 	ControllerFlags   []string `json:"controllerFlags"`
 	Empty             memory   `json:"empty"`
@@ -279,6 +302,14 @@ func printTable(out io.Writer, r *report) error {
 		row("children", fmt.Sprintf("writes after restart, %.0f s after /readyz", c.RestartWindowSeconds),
 			"%.0f (%s), %.0f reconciles", c.RestartWrites.Total, perResource(c.RestartWrites.ByVerbResource, 1), c.RestartReconciles)
 	}
+	if c := r.Config; c != nil {
+		row("config", fmt.Sprintf("writes in %.0f s after an unused key changed", c.UnusedKeyWindowSeconds),
+			"%.0f (%s)", c.UnusedKeyWrites.Total, perResource(c.UnusedKeyWrites.ByVerbResource, 1))
+		row("config", "used key changed → all Ready on the new configuration", "%.2f s", c.RolledOutSeconds)
+		row("config", "peak config rollouts at once (pending)", "%.0f of at most %d (%.0f)", c.PeakActive, c.Limit, c.PeakPending)
+		row("config", "writes/object", "%.3f (%s)", c.Writes.PerObject, perResource(c.Writes.ByVerbResource, r.N))
+		row("config", "CPU per 1000 reconciles", "%.3f s", c.CPUSecondsPer1000Reconciles)
+	}
 	if m := r.Mem; m != nil {
 		row("mem", "empty cluster: heap in use / RSS", "%s / %s", mib(m.Empty.HeapInuseBytes), mib(m.Empty.RSSBytes))
 		row("mem", "creating", "%.2f s", m.CreateSeconds)
@@ -287,7 +318,7 @@ func printTable(out io.Writer, r *report) error {
 			mib(m.Loaded.HeapInuseBytes), mib(m.Loaded.HeapAllocBytes), mib(m.Loaded.RSSBytes))
 		row("mem", "heap in use per DeployObject (net of empty)", "%s (%s)", kib(m.HeapInusePerObjectBytes), kib(m.HeapInusePerObjectNetBytes))
 		row("mem", "RSS per DeployObject", "%s", kib(m.RSSPerObjectBytes))
-		row("mem", fmt.Sprintf("+%d unrelated Deployments and ConfigMaps: heap in use / RSS", r.MemN), "%s / %s (heap %+.1f%%)",
+		row("mem", fmt.Sprintf("+%d unrelated Deployments, ConfigMaps and Secrets: heap in use / RSS", r.MemN), "%s / %s (heap %+.1f%%)",
 			mib(m.WithUnrelated.HeapInuseBytes), mib(m.WithUnrelated.RSSBytes), m.UnrelatedHeapChangePercent)
 		row("mem", "restart → /readyz over all of them", "%.2f s", m.RestartReadyzSeconds)
 		row("mem", "restart → every DeployObject re-checked", "%.2f s", m.RestartIdleSeconds)

@@ -5,6 +5,12 @@ import (
 	"fmt"
 	"path/filepath"
 	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	appv1 "deployobject.dev/controller/pkg/apis/app/v1"
 )
 
 const (
@@ -18,6 +24,7 @@ const (
 	// quietWindow spans one evaluation of every HorizontalPodAutoscaler:
 	// kube-controller-manager makes one every 15 s.
 	quietWindow   = 20 * time.Second
+	trackSecrets  = "--track-secrets"
 	settleTimeout = 3 * time.Minute
 )
 
@@ -385,8 +392,9 @@ func (b *bench) ensureConverged(ctx context.Context, ns string) error {
 
 // mem measures the controller's heap and RSS over an empty cluster, over
 // mem-n DeployObjects with replicas 0 (a Deployment and a Service each, no
-// pods), and with as many unrelated Deployments and ConfigMaps again; then
-// how long a restart over all of them takes to sync its caches.
+// pods), and with as many unrelated Deployments, ConfigMaps and Secrets
+// again; then how long a restart over all of them takes to sync its caches.
+// The controller tracks Secrets, so that their cost is in the figures.
 func (b *bench) mem(ctx context.Context) (*memResult, error) {
 	n := b.opts.memN
 	for _, ns := range []string{nsMem, nsUnrelated} {
@@ -399,7 +407,7 @@ func (b *bench) mem(ctx context.Context) (*memResult, error) {
 		return nil, err
 	}
 	defer obs.close()
-	ctrl, _, err := b.startReady(ctx, "mem")
+	ctrl, _, err := b.startReady(ctx, "mem", trackSecrets)
 	if err != nil {
 		return nil, err
 	}
@@ -428,7 +436,7 @@ func (b *bench) mem(ctx context.Context) (*memResult, error) {
 		return nil, err
 	}
 
-	b.logf("mem: creating %d unrelated Deployments and %d ConfigMaps", n, n)
+	b.logf("mem: creating %d unrelated Deployments, ConfigMaps and Secrets each", n)
 	if err := b.createUnrelated(ctx, nsUnrelated, n); err != nil {
 		return nil, err
 	}
@@ -441,7 +449,7 @@ func (b *bench) mem(ctx context.Context) (*memResult, error) {
 	}
 	b.stopController(ctrl)
 
-	restarted, readyz, err := b.startReady(ctx, "mem-restart")
+	restarted, readyz, err := b.startReady(ctx, "mem-restart", trackSecrets)
 	if err != nil {
 		return nil, err
 	}
@@ -470,4 +478,136 @@ func (b *bench) mem(ctx context.Context) (*memResult, error) {
 		Restarted:                  restartedMem,
 		RestartIdleSeconds:         idle.Seconds(),
 	}, nil
+}
+
+// The config step's shared ConfigMap: every DeployObject reads usedKey
+// through its environment; nobody reads unusedKey.
+const (
+	sharedConfig = "shared"
+	usedKey      = "level"
+	unusedKey    = "unused"
+	// configLimit is --max-concurrent-config-rollouts for the config step,
+	// the controller's default, given explicitly so that the report can
+	// hold the peak against it.
+	configLimit = 10
+	// unusedKeyWindow covers the controller's --config-rollout-delay (5 s)
+	// and the syncs that follow it.
+	unusedKeyWindow = 15 * time.Second
+)
+
+// readsSharedConfig makes d's container read usedKey of the shared
+// ConfigMap.
+func readsSharedConfig(d *appv1.DeployObject) {
+	d.Spec.Env = append(d.Spec.Env, corev1.EnvVar{Name: "LEVEL", ValueFrom: &corev1.EnvVarSource{
+		ConfigMapKeyRef: &corev1.ConfigMapKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: sharedConfig}, Key: usedKey},
+	}})
+}
+
+// config takes N DeployObjects that read one key of a shared ConfigMap to
+// Ready, changes a key they do not read, then the one they read, and times
+// until every one is Ready with its pods on the new configuration, with the
+// controller's count of rollouts in flight sampled meanwhile.
+func (b *bench) config(ctx context.Context) (*configResult, error) {
+	n := b.opts.n
+	if err := b.freshNamespace(ctx, nsConfig); err != nil {
+		return nil, err
+	}
+	cm := &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Name: sharedConfig, Namespace: nsConfig},
+		Data:       map[string]string{usedKey: "1", unusedKey: "1"},
+	}
+	if _, err := b.kube.CoreV1().ConfigMaps(nsConfig).Create(ctx, cm, metav1.CreateOptions{FieldManager: fieldManager}); err != nil {
+		return nil, fmt.Errorf("creating ConfigMap %s/%s: %w", nsConfig, sharedConfig, err)
+	}
+	obs, err := b.observe(ctx, nsConfig)
+	if err != nil {
+		return nil, err
+	}
+	defer obs.close()
+	ctrl, _, err := b.startReady(ctx, "config", fmt.Sprintf("--max-concurrent-config-rollouts=%d", configLimit))
+	if err != nil {
+		return nil, err
+	}
+	defer b.stopController(ctrl)
+	start := time.Now()
+	if _, err := b.createDeployObjects(ctx, nsConfig, n, 1, readsSharedConfig); err != nil {
+		return nil, err
+	}
+	if _, err := waitConverged(ctx, obs, ctrl, n, start, true); err != nil {
+		return nil, fmt.Errorf("preparing %s: %w", nsConfig, err)
+	}
+
+	before, err := ctrl.scrape(ctx)
+	if err != nil {
+		return nil, err
+	}
+	b.logf("config: changing the key nobody reads")
+	if err := b.setSharedConfig(ctx, unusedKey, "2"); err != nil {
+		return nil, err
+	}
+	if err := sleepAlive(ctx, ctrl, unusedKeyWindow); err != nil {
+		return nil, err
+	}
+	unused, err := ctrl.scrape(ctx)
+	if err != nil {
+		return nil, err
+	}
+
+	old, err := obs.configHashes()
+	if err != nil {
+		return nil, err
+	}
+	b.logf("config: changing the key every DeployObject reads")
+	start = time.Now()
+	if err := b.setSharedConfig(ctx, usedKey, "2"); err != nil {
+		return nil, err
+	}
+	res := &configResult{ControllerFlags: nonNil(ctrl.flags), UnusedKeyWindowSeconds: unusedKeyWindow.Seconds(), Limit: configLimit,
+		UnusedKeyWrites: writesBetween(before, unused, n)}
+	timeout := waitTimeout(n)
+	for {
+		s, err := ctrl.scrape(ctx)
+		if err != nil {
+			return nil, err
+		}
+		res.PeakActive = max(res.PeakActive, s.sum("deployobject_config_rollouts", "state", "active"))
+		res.PeakPending = max(res.PeakPending, s.sum("deployobject_config_rollouts", "state", "pending"))
+		done, example, err := obs.onNewConfig(old)
+		if err != nil {
+			return nil, err
+		}
+		if done == n {
+			break
+		}
+		if err := ctrl.exited(); err != nil {
+			return nil, err
+		}
+		if time.Since(start) > timeout {
+			return nil, fmt.Errorf("timed out after %s: %d of %d Ready on the new configuration (e.g. %s)", timeout, done, n, example)
+		}
+		if err := sleep(ctx, 250*time.Millisecond); err != nil {
+			return nil, err
+		}
+	}
+	res.RolledOutSeconds = time.Since(start).Seconds()
+	after, err := ctrl.scrape(ctx)
+	if err != nil {
+		return nil, err
+	}
+	res.Writes = writesBetween(unused, after, n)
+	if r := after.sum("deployobject_reconcile_total") - unused.sum("deployobject_reconcile_total"); r > 0 {
+		cpu := after.sum("process_cpu_seconds_total") - unused.sum("process_cpu_seconds_total")
+		res.CPUSecondsPer1000Reconciles = cpu / r * 1000
+	}
+	return res, nil
+}
+
+// setSharedConfig sets key of the config step's ConfigMap to value.
+func (b *bench) setSharedConfig(ctx context.Context, key, value string) error {
+	patch := fmt.Appendf(nil, `{"data":{%q:%q}}`, key, value)
+	_, err := b.kube.CoreV1().ConfigMaps(nsConfig).Patch(ctx, sharedConfig, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: fieldManager})
+	if err != nil {
+		return fmt.Errorf("changing %s of ConfigMap %s/%s: %w", key, nsConfig, sharedConfig, err)
+	}
+	return nil
 }
