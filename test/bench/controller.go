@@ -29,6 +29,7 @@ var httpClient = &http.Client{Timeout: 30 * time.Second}
 type controller struct {
 	label      string
 	flags      []string // the flags besides harnessFlags
+	slowdown   time.Duration
 	logPath    string
 	metricsURL string
 	healthURL  string
@@ -43,16 +44,21 @@ type subject struct {
 	binary string
 	// flags are given to every run, before the step's.
 	flags []string
+	// slowdown multiplies the time a wait for its convergence allows.
+	slowdown time.Duration
 }
 
 // ours is the controller, with the --controller-arg flags.
 func (b *bench) ours() subject {
-	return subject{binary: b.opts.controller, flags: b.opts.controllerArgs}
+	return subject{binary: b.opts.controller, flags: b.opts.controllerArgs, slowdown: 1}
 }
 
 // peer is the kubebuilder-style peer of --peer. The --controller-arg flags
-// are the controller's, which the peer does not have.
-func (b *bench) peer() subject { return subject{binary: b.opts.peer} }
+// are the controller's, which the peer does not have. Its one worker makes
+// several reconciles of a few sequential requests per object, so it may
+// take several times as long as the controller: a timeout should tell a
+// stuck peer, not a slow one.
+func (b *bench) peer() subject { return subject{binary: b.opts.peer, slowdown: 4} }
 
 // startController starts subj's binary with the harness flags, subj's
 // flags and then stepFlags (later flags win), logging to a file of its own
@@ -75,6 +81,7 @@ func (b *bench) startController(subj subject, label string, stepFlags ...string)
 	c := &controller{
 		label:      label,
 		flags:      append(slices.Clone(subj.flags), stepFlags...),
+		slowdown:   subj.slowdown,
 		logPath:    logPath,
 		metricsURL: "http://" + metricsAddr,
 		healthURL:  "http://" + healthAddr,

@@ -226,6 +226,12 @@ func run() int {
 		fmt.Fprintln(os.Stderr, "bench: FAILED:", runErr)
 		code = 1
 	}
+	if p := b.report.Peer; p != nil {
+		for _, e := range p.Errors {
+			fmt.Fprintln(os.Stderr, "bench: FAILED:", e)
+			code = 1
+		}
+	}
 	return code
 }
 
@@ -313,10 +319,16 @@ func (b *bench) allSteps() []step {
 		{"mem", []string{nsMem, nsUnrelated}, func(ctx context.Context) (err error) { r.Mem, err = b.mem(ctx); return err }},
 		{"peer-backlog", []string{nsPeerBacklog}, func(ctx context.Context) (err error) {
 			r.Peer.Backlog, err = b.peerBacklog(ctx)
-			return err
+			return b.peerFailed(ctx, "peer-backlog", err)
 		}},
-		{"peer-burst", []string{nsPeerBurst}, func(ctx context.Context) (err error) { r.Peer.Burst, err = b.peerBurst(ctx); return err }},
-		{"peer-steady", []string{nsPeerBurst}, func(ctx context.Context) (err error) { r.Peer.Steady, err = b.peerSteady(ctx); return err }},
+		{"peer-burst", []string{nsPeerBurst}, func(ctx context.Context) (err error) {
+			r.Peer.Burst, err = b.peerBurst(ctx)
+			return b.peerFailed(ctx, "peer-burst", err)
+		}},
+		{"peer-steady", []string{nsPeerBurst}, func(ctx context.Context) (err error) {
+			r.Peer.Steady, err = b.peerSteady(ctx)
+			return b.peerFailed(ctx, "peer-steady", err)
+		}},
 	}
 }
 

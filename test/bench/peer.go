@@ -20,7 +20,9 @@ const (
 // test/bench/peer, a controller written as `kubebuilder create api`
 // scaffolds it, on the same cluster.
 type peerResults struct {
-	Binary  string          `json:"binary"`
+	Binary string `json:"binary"`
+	// Errors are the peer steps that failed; the run went on without them.
+	Errors  []string        `json:"errors,omitempty"`
 	Backlog *convergeResult `json:"backlog,omitempty"`
 	Burst   *convergeResult `json:"burst,omitempty"`
 	Steady  *steadyResult   `json:"steady,omitempty"`
@@ -45,6 +47,20 @@ func (b *bench) peerSteady(ctx context.Context) (*steadyResult, error) {
 		return nil, err
 	}
 	return b.steadyIn(ctx, b.peer(), nsPeerBurst, "peer-steady")
+}
+
+// peerFailed records the error of a peer step, if any, and lets the run go
+// on: the controller's figures of the steps still to come are worth more
+// than the comparison, and the run fails in the end anyway. Returning nil
+// also has the step's namespaces removed, as the controller's next step
+// needs. An interrupted run stops.
+func (b *bench) peerFailed(ctx context.Context, step string, err error) error {
+	if err == nil || ctx.Err() != nil {
+		return err
+	}
+	b.report.Peer.Errors = append(b.report.Peer.Errors, fmt.Sprintf("step %s: %v", step, err))
+	b.logf("step %s failed, going on without it: %v", step, err)
+	return nil
 }
 
 // checkOnlyPeerObjects fails when DeployObjects exist outside ns: the peer

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"slices"
 	"strings"
 	"testing"
@@ -103,5 +105,26 @@ func TestLogSeverity(t *testing.T) {
 		if got := logSeverity(line); got != want {
 			t.Errorf("logSeverity(%q) = %q, want %q", line, got, want)
 		}
+	}
+}
+
+// A failed peer step is recorded and the run goes on; an interrupted one
+// stops the run.
+func TestPeerFailed(t *testing.T) {
+	b := &bench{report: &report{Peer: &peerResults{}}}
+	ctx := context.Background()
+	if err := b.peerFailed(ctx, "peer-burst", nil); err != nil || len(b.report.Peer.Errors) != 0 {
+		t.Errorf("success: %v, errors %q", err, b.report.Peer.Errors)
+	}
+	if err := b.peerFailed(ctx, "peer-burst", errors.New("timed out")); err != nil {
+		t.Errorf("failure stops the run: %v", err)
+	}
+	if want := []string{"step peer-burst: timed out"}; !slices.Equal(b.report.Peer.Errors, want) {
+		t.Errorf("errors = %q, want %q", b.report.Peer.Errors, want)
+	}
+	cancelled, cancel := context.WithCancel(ctx)
+	cancel()
+	if err := b.peerFailed(cancelled, "peer-steady", context.Canceled); !errors.Is(err, context.Canceled) {
+		t.Errorf("interruption = %v, want it returned", err)
 	}
 }

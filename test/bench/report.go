@@ -287,6 +287,9 @@ func printTable(out io.Writer, r *report) error {
 			mib(m.Restarted.HeapInuseBytes), mib(m.Restarted.HeapAllocBytes), mib(m.Restarted.RSSBytes), kib(m.Restarted.HeapInuseBytes/float64(r.MemN)))
 	}
 	if p := r.Peer; p != nil {
+		for _, e := range p.Errors {
+			row("peer", "FAILED", "%s", e)
+		}
 		if c := p.Backlog; c != nil {
 			backlogRows(row, "peer-backlog", r.N, c)
 		}
