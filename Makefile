@@ -5,6 +5,7 @@ SHELL := /usr/bin/env bash
 
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 BIN     := bin/deployobject-controller
+PEER    := bin/peer-controller
 IMAGE   := bin/image
 GOFILES := $(shell git ls-files '*.go' 2>/dev/null)
 
@@ -29,10 +30,12 @@ verify: ## Check that generated code is fresh, code is gofmt-ed and go vet passe
 	cd test/gitops && go vet ./...
 	cd test/monitoring && go vet ./...
 	cd hack/image && go vet ./...
+	cd test/bench/peer && go vet ./...
 
 .PHONY: test-unit
-test-unit: ## Unit tests, with the race detector.
+test-unit: ## Unit tests, with the race detector; the benchmark's peer (module test/bench/peer) without it.
 	go test -race -count=1 ./...
+	cd test/bench/peer && go test -count=1 ./...
 
 .PHONY: test-gitops
 test-gitops: ## The Argo CD health check and Flux's kstatus on the fixtures e2e captured (module test/gitops).
@@ -88,8 +91,12 @@ clean: ## Remove build output.
 
 BENCH_ARGS ?=
 
+.PHONY: peer
+peer: ## Build the benchmark's peer, a controller as kubebuilder scaffolds it (module test/bench/peer), into bin/.
+	CGO_ENABLED=0 go build -C test/bench/peer -trimpath -ldflags "-s -w" -o ../../../$(PEER) .
+
 .PHONY: bench
-bench: build ## Benchmark the controller on a dedicated local cluster (BENCH_ARGS="--n 50 --mem-n 200").
+bench: build peer ## Benchmark the controller, and the peer beside it, on a dedicated local cluster (BENCH_ARGS="--n 50 --mem-n 200").
 	hack/bench.sh $(BENCH_ARGS)
 
 .PHONY: bench-sweep

@@ -4,6 +4,7 @@
 # Arguments go to the benchmark, for example:
 #   hack/bench.sh --n 50 --mem-n 200 --steps backlog,mem
 #   hack/bench.sh --controller-arg=--workers=32
+#   hack/bench.sh --peer=          # without the peer (test/bench/peer)
 set -o errexit -o nounset -o pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd -P)
@@ -14,9 +15,9 @@ NAME=${BENCH_CLUSTER:-deployobject-bench}
 hack/cluster.sh down "${NAME}" >/dev/null 2>&1 || true
 trap 'hack/cluster.sh down "${NAME}" >/dev/null 2>&1 || echo "bench: could not remove cluster ${NAME}" >&2' EXIT
 
-# `make bench` has just built it; building again is a no-op then, and keeps
-# a direct run of this script from measuring a stale binary.
-make --no-print-directory build >&2
+# `make bench` has just built them; building again is a no-op then, and
+# keeps a direct run of this script from measuring stale binaries.
+make --no-print-directory build peer >&2
 
 # Without --disable-qps-limits kube-controller-manager keeps its default
 # client limit of 20 requests/s, rolls out about 5 Deployments a second, and
@@ -27,5 +28,5 @@ kubeconfig=$(hack/cluster.sh up "${NAME}" -- "${cluster_flags[@]}")
 echo "bench: cluster ${NAME} up in $(( $(date +%s) - start ))s" >&2
 
 commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
-go run ./test/bench --kubeconfig "${kubeconfig}" --controller bin/deployobject-controller --commit "${commit}" \
-	--cluster "kwokctl ${cluster_flags[*]}" "$@"
+go run ./test/bench --kubeconfig "${kubeconfig}" --controller bin/deployobject-controller --peer bin/peer-controller \
+	--commit "${commit}" --cluster "kwokctl ${cluster_flags[*]}" "$@"

@@ -22,6 +22,10 @@ const (
 	// A configuration rollout is the Deployment's apply and one status
 	// write.
 	maxConfigWritesPerObject = 2
+	// Against the peer (--peer): its backlog throughput at least 2.5 times
+	// over, at most half its writes per object.
+	minPeerSpeedup     = 2.5
+	maxPeerWritesShare = 0.5
 )
 
 // figure is one number of a run that the comparison follows: how to read it
@@ -38,6 +42,8 @@ type figure struct {
 }
 
 func atTargetN(r *report) bool    { return r.N >= targetN }
+func peerRan(r *report) bool      { return r.Peer != nil }
+func peerRanAtN(r *report) bool   { return peerRan(r) && atTargetN(r) }
 func atTargetMemN(r *report) bool { return r.MemN >= targetMemN }
 
 // figures are the numbers `make bench` is judged by, in step order.
@@ -109,6 +115,21 @@ var figures = []figure{
 			return fromPtr(r.Config, func(c *configResult) float64 { return c.Writes.PerObject })
 		},
 		check: func(v float64) bool { return v <= maxConfigWritesPerObject+1e-9 }, target: fmt.Sprintf("≤ %d", maxConfigWritesPerObject), atScale: always},
+	{step: "peer", name: "backlog throughput / the peer's", unit: "×",
+		value: func(r *report) (float64, bool) {
+			return fromPeer(r, backlogs, func(c, pc *convergeResult) float64 { return pc.ReconciledSeconds / c.ReconciledSeconds })
+		},
+		check: func(v float64) bool { return v >= minPeerSpeedup }, target: fmt.Sprintf("≥ %.1f×", minPeerSpeedup), atScale: peerRanAtN},
+	{step: "peer", name: "backlog writes/object / the peer's",
+		value: func(r *report) (float64, bool) {
+			return fromPeer(r, backlogs, writesShare)
+		},
+		check: func(v float64) bool { return v <= maxPeerWritesShare }, target: fmt.Sprintf("≤ %.1f", maxPeerWritesShare), atScale: peerRan},
+	{step: "peer", name: "burst writes/object / the peer's",
+		value: func(r *report) (float64, bool) {
+			return fromPeer(r, bursts, writesShare)
+		},
+		check: func(v float64) bool { return v <= maxPeerWritesShare }, target: fmt.Sprintf("≤ %.1f", maxPeerWritesShare), atScale: peerRan},
 	{step: "mem", name: "heap in use per DeployObject", unit: "KiB",
 		value: func(r *report) (float64, bool) {
 			return fromPtr(r.Mem, func(m *memResult) float64 { return m.HeapInusePerObjectBytes / (1 << 10) })
@@ -136,6 +157,26 @@ func cpuPer1000(c *convergeResult) float64      { return c.CPUSecondsPer1000Reco
 // write in a thousand objects misses the target.
 func atMostWrites(v float64) bool { return v <= maxWritesPerObject+1e-9 }
 func isZero(v float64) bool       { return v == 0 }
+
+func writesShare(c, pc *convergeResult) float64 { return c.Writes.PerObject / pc.Writes.PerObject }
+
+// backlogs and bursts pair a result of the controller with the peer's.
+func backlogs(r *report) (*convergeResult, *convergeResult) { return r.Backlog, r.Peer.Backlog }
+func bursts(r *report) (*convergeResult, *convergeResult)   { return r.Burst, r.Peer.Burst }
+
+// fromPeer computes a figure from a result of the controller and the peer's
+// of the same step, when both exist and the figure is a number.
+func fromPeer(r *report, pair func(*report) (*convergeResult, *convergeResult), get func(c, pc *convergeResult) float64) (float64, bool) {
+	if r.Peer == nil {
+		return 0, false
+	}
+	c, pc := pair(r)
+	if c == nil || pc == nil {
+		return 0, false
+	}
+	v := get(c, pc)
+	return v, !math.IsNaN(v) && !math.IsInf(v, 0)
+}
 
 func fromPtr[T any](p *T, get func(*T) float64) (float64, bool) {
 	if p == nil {
@@ -215,6 +256,8 @@ func formatFigure(v float64, unit string) string {
 	switch unit {
 	case "%":
 		return fmt.Sprintf("%+.1f %%", v)
+	case "×":
+		return fmt.Sprintf("%.2f×", v)
 	case "writes":
 		return fmt.Sprintf("%.0f", v)
 	case "/object":

@@ -23,6 +23,17 @@ func goodReport() *report {
 	}
 }
 
+// withPeer adds a peer whose backlog took reconciled seconds to the 50 of
+// goodReport, with writesPerObject in the backlog and the burst.
+func withPeer(reconciled, writesPerObject float64) func(*report) {
+	return func(r *report) {
+		peer := func() *convergeResult {
+			return &convergeResult{ReconciledSeconds: reconciled, ReadySeconds: reconciled + 10, Writes: writes{PerObject: writesPerObject}}
+		}
+		r.Peer = &peerResults{Backlog: peer(), Burst: peer(), Steady: &steadyResult{}}
+	}
+}
+
 // The committed results must stay readable as the report type grows.
 func TestCommittedResultsDecode(t *testing.T) {
 	for _, path := range []string{"results.json", "results-sweep.json"} {
@@ -66,6 +77,15 @@ func TestPrintComparisonJudgesTargets(t *testing.T) {
 			r.N = 50
 			r.Burst.Writes.PerObject = 4.2
 		}, []string{"burst writes/object to Ready = 4.200, target ≤ 4"}},
+		{"a good run beside the peer", withPeer(150, 10), nil},
+		{"under 2.5 times the peer's throughput", withPeer(120, 10),
+			[]string{"peer backlog throughput / the peer's = 2.40×, target ≥ 2.5×"}},
+		{"more than half the peer's writes", withPeer(150, 7.9),
+			[]string{"peer backlog writes/object / the peer's = 0.51, target ≤ 0.5", "peer burst writes/object / the peer's = 0.51, target ≤ 0.5"}},
+		{"a small run beside the peer is held to the write share only", func(r *report) {
+			withPeer(60, 7.9)(r)
+			r.N = 30
+		}, []string{"peer backlog writes/object / the peer's = 0.51, target ≤ 0.5", "peer burst writes/object / the peer's = 0.51, target ≤ 0.5"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

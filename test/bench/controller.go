@@ -29,6 +29,7 @@ var httpClient = &http.Client{Timeout: 30 * time.Second}
 type controller struct {
 	label      string
 	flags      []string // the flags besides harnessFlags
+	slowdown   time.Duration
 	logPath    string
 	metricsURL string
 	healthURL  string
@@ -38,10 +39,31 @@ type controller struct {
 	exitErr    error
 }
 
-// startController starts the controller binary with the harness flags, the
-// --controller-arg flags and then stepFlags (later flags win), logging to a
-// file of its own in the log directory. It does not wait for readiness.
-func (b *bench) startController(label string, stepFlags ...string) (*controller, error) {
+// subject is a binary the steps measure: the controller, or the peer.
+type subject struct {
+	binary string
+	// flags are given to every run, before the step's.
+	flags []string
+	// slowdown multiplies the time a wait for its convergence allows.
+	slowdown time.Duration
+}
+
+// ours is the controller, with the --controller-arg flags.
+func (b *bench) ours() subject {
+	return subject{binary: b.opts.controller, flags: b.opts.controllerArgs, slowdown: 1}
+}
+
+// peer is the kubebuilder-style peer of --peer. The --controller-arg flags
+// are the controller's, which the peer does not have. Its one worker makes
+// several reconciles of a few sequential requests per object, so it may
+// take several times as long as the controller: a timeout should tell a
+// stuck peer, not a slow one.
+func (b *bench) peer() subject { return subject{binary: b.opts.peer, slowdown: 4} }
+
+// startController starts subj's binary with the harness flags, subj's
+// flags and then stepFlags (later flags win), logging to a file of its own
+// in the log directory. It does not wait for readiness.
+func (b *bench) startController(subj subject, label string, stepFlags ...string) (*controller, error) {
 	metricsAddr, err := freeAddr()
 	if err != nil {
 		return nil, err
@@ -58,7 +80,8 @@ func (b *bench) startController(label string, stepFlags ...string) (*controller,
 	}
 	c := &controller{
 		label:      label,
-		flags:      append(slices.Clone(b.opts.controllerArgs), stepFlags...),
+		flags:      append(slices.Clone(subj.flags), stepFlags...),
+		slowdown:   subj.slowdown,
 		logPath:    logPath,
 		metricsURL: "http://" + metricsAddr,
 		healthURL:  "http://" + healthAddr,
@@ -71,13 +94,13 @@ func (b *bench) startController(label string, stepFlags ...string) (*controller,
 		"--health-probe-bind-address=" + healthAddr,
 		"--profiling",
 	}, c.flags...)
-	c.cmd = exec.Command(b.opts.controller, args...)
+	c.cmd = exec.Command(subj.binary, args...)
 	c.cmd.Stdout = logFile
 	c.cmd.Stderr = logFile
 	c.started = time.Now()
 	if err := c.cmd.Start(); err != nil {
 		logFile.Close()
-		return nil, fmt.Errorf("starting controller %s: %w", b.opts.controller, err)
+		return nil, fmt.Errorf("starting controller %s: %w", subj.binary, err)
 	}
 	go func() {
 		c.exitErr = c.cmd.Wait()
@@ -199,7 +222,12 @@ func (c *controller) heap(ctx context.Context, profilePath string) (memory, erro
 // long that took. The caller stops it; if it never becomes ready, it is
 // stopped here.
 func (b *bench) startReady(ctx context.Context, label string, stepFlags ...string) (*controller, time.Duration, error) {
-	ctrl, err := b.startController(label, stepFlags...)
+	return b.startReadyAs(ctx, b.ours(), label, stepFlags...)
+}
+
+// startReadyAs is startReady for either subject.
+func (b *bench) startReadyAs(ctx context.Context, subj subject, label string, stepFlags ...string) (*controller, time.Duration, error) {
+	ctrl, err := b.startController(subj, label, stepFlags...)
 	if err != nil {
 		return nil, 0, err
 	}

@@ -12,6 +12,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -34,7 +35,20 @@ import (
 // stepNames are the steps in the order they run. limit comes first so that
 // it measures the API server before anything else has loaded it. sweep is
 // not run unless asked for: it repeats the backlog once per flag set.
-var stepNames = []string{"limit", "backlog", "sweep", "burst", "steady", "update", "children", "config", "mem"}
+//
+// The peer steps run the peer (--peer) where the controller's steps of the
+// same name leave off. The peer watches every namespace, as a scaffold does,
+// so each runs once the namespaces of the controller's steps before it are
+// gone and its own go before the controller's next step: peer-backlog after
+// the sweep, which shares the backlog's namespace, and peer-burst and
+// peer-steady after the update, which shares the burst's.
+var stepNames = []string{"limit", "backlog", "sweep", "peer-backlog", "burst", "steady", "update", "peer-burst", "peer-steady", "children", "config", "mem"}
+
+// peerSteps are the peer's counterparts of the controller's steps, which
+// --peer adds to those selected.
+var peerSteps = map[string]string{"backlog": "peer-backlog", "burst": "peer-burst", "steady": "peer-steady"}
+
+func isPeerStep(s string) bool { return slices.Contains(slices.Collect(maps.Values(peerSteps)), s) }
 
 // defaultSweep brackets the default --workers, --kube-api-qps and
 // --kube-api-burst: the controller's defaults first, then fewer and more
@@ -47,6 +61,7 @@ func stepIndex(name string) int { return slices.Index(stepNames, name) }
 type options struct {
 	kubeconfig     string
 	controller     string
+	peer           string
 	crdDir         string
 	out            string
 	baseline       string
@@ -65,6 +80,7 @@ func parseFlags(args []string) (*options, error) {
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	fs.StringVar(&o.kubeconfig, "kubeconfig", "", "Kubeconfig of the cluster to measure against; it should be dedicated to the benchmark (required).")
 	fs.StringVar(&o.controller, "controller", "bin/deployobject-controller", "Controller binary to measure.")
+	fs.StringVar(&o.peer, "peer", "", "Binary of the peer (test/bench/peer) to run the backlog, burst and steady steps of too, on the same cluster, and to compare with; empty runs no peer.")
 	fs.StringVar(&o.crdDir, "crd-dir", "crd", "Directory of the CRD to install.")
 	fs.StringVar(&o.out, "out", "test/bench/results.json", "Where to write the results as JSON.")
 	fs.StringVar(&o.baseline, "baseline", "", "Results JSON to compare this run with (default: the --out file as it was before this run; \"none\" compares with nothing).")
@@ -73,9 +89,10 @@ func parseFlags(args []string) (*options, error) {
 	fs.IntVar(&o.n, "n", 1000, "DeployObjects of the limit, backlog, sweep, burst, steady and update steps.")
 	fs.IntVar(&o.memN, "mem-n", 10000, "DeployObjects, and unrelated Deployments, ConfigMaps and Secrets each, of the mem step.")
 	fs.IntVar(&o.concurrency, "concurrency", 32, "Concurrent requests of the benchmark's own writers.")
-	// `make bench` runs every step but the sweep.
-	defaultSteps := slices.DeleteFunc(slices.Clone(stepNames), func(s string) bool { return s == "sweep" })
-	steps := fs.String("steps", strings.Join(defaultSteps, ","), "Comma-separated steps to run, of: "+strings.Join(stepNames, ", ")+".")
+	// `make bench` runs every step but the sweep; --peer adds the peer's.
+	defaultSteps := slices.DeleteFunc(slices.Clone(stepNames), func(s string) bool { return s == "sweep" || isPeerStep(s) })
+	steps := fs.String("steps", strings.Join(defaultSteps, ","), "Comma-separated steps to run, of: "+strings.Join(stepNames, ", ")+
+		". With --peer, peer-backlog, peer-burst and peer-steady join backlog, burst and steady.")
 	sweep := fs.String("sweep", defaultSweep, "Controller flag sets of the sweep step, separated by semicolons; an empty set is the defaults.")
 	fs.Func("controller-arg", "Flag for every controller run, such as --workers=32 (repeatable).", func(s string) error {
 		o.controllerArgs = append(o.controllerArgs, s)
@@ -106,6 +123,15 @@ func parseFlags(args []string) (*options, error) {
 		case !slices.Contains(o.steps, s):
 			o.steps = append(o.steps, s)
 		}
+	}
+	if o.peer != "" {
+		for _, s := range o.steps {
+			if p, ok := peerSteps[s]; ok && !slices.Contains(o.steps, p) {
+				o.steps = append(o.steps, p)
+			}
+		}
+	} else if i := slices.IndexFunc(o.steps, isPeerStep); i >= 0 {
+		errs = append(errs, fmt.Errorf("step %s needs --peer", o.steps[i]))
 	}
 	for _, set := range strings.Split(*sweep, ";") {
 		o.sweep = append(o.sweep, strings.Fields(set))
@@ -177,6 +203,10 @@ func run() int {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		code = 1
 	}
+	if err := printPeerComparison(os.Stdout, b.report); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		code = 1
+	}
 	missed, err := printComparison(os.Stdout, b.report, base)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
@@ -195,6 +225,12 @@ func run() int {
 	if runErr != nil {
 		fmt.Fprintln(os.Stderr, "bench: FAILED:", runErr)
 		code = 1
+	}
+	if p := b.report.Peer; p != nil {
+		for _, e := range p.Errors {
+			fmt.Fprintln(os.Stderr, "bench: FAILED:", e)
+			code = 1
+		}
 	}
 	return code
 }
@@ -245,6 +281,9 @@ func newBench(opts *options) (*bench, error) {
 		ControllerLogDir:  logDir,
 		ControllerLogs:    []logSummary{},
 	}
+	if opts.peer != "" {
+		b.report.Peer = &peerResults{Binary: opts.peer}
+	}
 	return b, nil
 }
 
@@ -280,6 +319,18 @@ func (b *bench) allSteps() []step {
 		{"children", []string{nsChildren}, func(ctx context.Context) (err error) { r.Children, err = b.children(ctx); return err }},
 		{"config", []string{nsConfig}, func(ctx context.Context) (err error) { r.Config, err = b.config(ctx); return err }},
 		{"mem", []string{nsMem, nsUnrelated}, func(ctx context.Context) (err error) { r.Mem, err = b.mem(ctx); return err }},
+		{"peer-backlog", []string{nsPeerBacklog}, func(ctx context.Context) (err error) {
+			r.Peer.Backlog, err = b.peerBacklog(ctx)
+			return b.peerFailed(ctx, "peer-backlog", err)
+		}},
+		{"peer-burst", []string{nsPeerBurst}, func(ctx context.Context) (err error) {
+			r.Peer.Burst, err = b.peerBurst(ctx)
+			return b.peerFailed(ctx, "peer-burst", err)
+		}},
+		{"peer-steady", []string{nsPeerBurst}, func(ctx context.Context) (err error) {
+			r.Peer.Steady, err = b.peerSteady(ctx)
+			return b.peerFailed(ctx, "peer-steady", err)
+		}},
 	}
 }
 
@@ -305,6 +356,7 @@ func (b *bench) runSteps(ctx context.Context) error {
 			selected = append(selected, s)
 		}
 	}
+	slices.SortFunc(selected, func(a, b step) int { return stepIndex(a.name) - stepIndex(b.name) })
 	for i, s := range selected {
 		b.logf("step %s", s.name)
 		start := time.Now()
@@ -346,7 +398,7 @@ func (b *bench) checkPodCapacity(ctx context.Context) error {
 	}
 	b.report.Nodes, b.report.PodCapacity = len(nodes.Items), capacity
 	need := 0
-	for _, s := range []string{"limit", "backlog", "sweep", "burst", "steady"} {
+	for _, s := range []string{"limit", "backlog", "sweep", "burst", "steady", "peer-backlog", "peer-burst", "peer-steady"} {
 		if slices.Contains(b.opts.steps, s) {
 			need = b.opts.n
 		}

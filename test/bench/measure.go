@@ -37,7 +37,7 @@ type convergence struct {
 // reconciled and, with wantReady, Ready, and returns when each stage first
 // held, measured from start. It fails early when ctrl exits.
 func waitConverged(ctx context.Context, obs *observer, ctrl *controller, n int, start time.Time, wantReady bool) (convergence, error) {
-	timeout := waitTimeout(n)
+	timeout := waitTimeout(n) * ctrl.slowdown
 	deadline := time.Now().Add(timeout)
 	tick := time.NewTicker(pollInterval)
 	defer tick.Stop()

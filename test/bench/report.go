@@ -49,6 +49,8 @@ type report struct {
 	// Config is a change of one ConfigMap key that N DeployObjects use.
 	Config *configResult `json:"config,omitempty"`
 	Mem    *memResult    `json:"mem,omitempty"`
+	// Peer is the peer's run of the same steps, with --peer.
+	Peer *peerResults `json:"peer,omitempty"`
 
 	ControllerLogDir string       `json:"controllerLogDir"`
 	ControllerLogs   []logSummary `json:"controllerLogs"`
@@ -87,6 +89,19 @@ type convergeResult struct {
 	// the benchmark's own requests included.
 	APIServerCPUSeconds float64 `json:"apiServerCPUSeconds,omitempty"`
 	Writes              writes  `json:"writes"`
+	// Memory is the controller's over no DeployObjects and once the N are
+	// Ready (backlog only).
+	Memory *backlogMemory `json:"memory,omitempty"`
+}
+
+// backlogMemory is a controller's memory after a forced GC, started over no
+// DeployObjects and once a backlog of N is Ready, and what that makes per
+// DeployObject, with its Deployment and Service.
+type backlogMemory struct {
+	Empty                      memory  `json:"empty"`
+	Ready                      memory  `json:"ready"`
+	HeapInusePerObjectNetBytes float64 `json:"heapInusePerObjectNetBytes"`
+	RSSPerObjectNetBytes       float64 `json:"rssPerObjectNetBytes"`
 }
 
 // writes are the controller's write requests (POST, PUT, PATCH, DELETE),
@@ -194,8 +209,7 @@ type logSummary struct {
 	FirstError   string   `json:"firstError,omitempty"`
 }
 
-// summarizeLog counts klog's error (E) and warning (W) lines, which start
-// with the severity letter and the date: "E1122 05:30:00.000000 ...".
+// summarizeLog counts the error and warning lines of a controller's log.
 func summarizeLog(c *controller) logSummary {
 	s := logSummary{Controller: c.label, Flags: nonNil(c.flags), Path: c.logPath}
 	f, err := os.Open(c.logPath)
@@ -208,10 +222,7 @@ func summarizeLog(c *controller) logSummary {
 	sc.Buffer(make([]byte, 64*1024), 1<<20)
 	for sc.Scan() {
 		line := sc.Text()
-		if len(line) < 5 || strings.Trim(line[1:5], "0123456789") != "" {
-			continue
-		}
-		switch line[0] {
+		switch logSeverity(line) {
 		case 'E':
 			s.ErrorLines++
 			if s.FirstError == "" {
@@ -222,6 +233,26 @@ func summarizeLog(c *controller) logSummary {
 		}
 	}
 	return s
+}
+
+// logSeverity is 'E' for an error line and 'W' for a warning, of klog,
+// which starts lines with the letter and the date ("E1122 05:30:00.000000
+// ..."), or of zap's console encoder, which the peer logs with (time, tab,
+// level, tab: "2026-11-22T05:30:00Z\tERROR\t...").
+func logSeverity(line string) byte {
+	if len(line) >= 5 && strings.Trim(line[1:5], "0123456789") == "" {
+		return line[0]
+	}
+	if _, rest, ok := strings.Cut(line, "\t"); ok {
+		level, _, _ := strings.Cut(rest, "\t")
+		switch level {
+		case "ERROR", "DPANIC", "PANIC", "FATAL":
+			return 'E'
+		case "WARN":
+			return 'W'
+		}
+	}
+	return 0
 }
 
 func truncate(s string, n int) string {
@@ -260,31 +291,17 @@ func printTable(out io.Writer, r *report) error {
 		row("limit", "logic-free writer, 3 writes/object", "%.2f s (%.0f writes/s)", l.Seconds, l.WritesPerSecond)
 	}
 	if c := r.Backlog; c != nil {
-		row("backlog", "start → /readyz", "%.2f s", c.ReadyzSeconds)
-		row("backlog", "start → all reconciled", "%.2f s", c.ReconciledSeconds)
-		if c.LimitOverReconciled > 0 {
-			row("backlog", "limit / reconciled", "%.2f", c.LimitOverReconciled)
-		}
-		row("backlog", "start → all Deployments rolled out", "%.2f s", c.RolledOutSeconds)
-		row("backlog", "start → all Ready", "%.2f s", c.ReadySeconds)
-		convergeRows(row, "backlog", r.N, c)
+		backlogRows(row, "backlog", r.N, c)
 	}
 	for _, c := range r.Sweep {
 		row("sweep", flagsString(c.ControllerFlags), "reconciled %.2f s (limit / reconciled %.2f), Ready %.2f s, %.2f writes/object, %.2f CPU s per 1000 reconciles, mean write latency %.0f ms",
 			c.ReconciledSeconds, c.LimitOverReconciled, c.ReadySeconds, c.Writes.PerObject, c.CPUSecondsPer1000Reconciles, c.Writes.MeanLatencySeconds*1000)
 	}
 	if c := r.Burst; c != nil {
-		row("burst", "creating", "%.2f s", c.LoadSeconds)
-		row("burst", "first create → all reconciled", "%.2f s", c.ReconciledSeconds)
-		row("burst", "first create → all Deployments rolled out", "%.2f s", c.RolledOutSeconds)
-		row("burst", "first create → all Ready", "%.2f s", c.ReadySeconds)
-		convergeRows(row, "burst", r.N, c)
+		burstRows(row, "burst", r.N, c)
 	}
 	if s := r.Steady; s != nil {
-		row("steady", fmt.Sprintf("writes, %s, %.0f s after /readyz", flagsString(s.ResyncControllerFlags), s.ResyncWindowSeconds),
-			"%.0f (%s), %.0f reconciles", s.ResyncWrites.Total, perResource(s.ResyncWrites.ByVerbResource, 1), s.ResyncReconciles)
-		row("steady", fmt.Sprintf("writes after restart, %.0f s after /readyz", s.RestartWindowSeconds),
-			"%.0f (%s), %.0f reconciles", s.RestartWrites.Total, perResource(s.RestartWrites.ByVerbResource, 1), s.RestartReconciles)
+		steadyRows(row, "steady", s)
 	}
 	if c := r.Update; c != nil {
 		row("update", "updating images", "%.2f s", c.LoadSeconds)
@@ -325,6 +342,20 @@ func printTable(out io.Writer, r *report) error {
 		row("mem", "restarted, idle: heap in use / alloc / RSS", "%s / %s / %s (%s in use per DeployObject)",
 			mib(m.Restarted.HeapInuseBytes), mib(m.Restarted.HeapAllocBytes), mib(m.Restarted.RSSBytes), kib(m.Restarted.HeapInuseBytes/float64(r.MemN)))
 	}
+	if p := r.Peer; p != nil {
+		for _, e := range p.Errors {
+			row("peer", "FAILED", "%s", e)
+		}
+		if c := p.Backlog; c != nil {
+			backlogRows(row, "peer-backlog", r.N, c)
+		}
+		if c := p.Burst; c != nil {
+			burstRows(row, "peer-burst", r.N, c)
+		}
+		if s := p.Steady; s != nil {
+			steadyRows(row, "peer-steady", s)
+		}
+	}
 	steps := slices.Sorted(maps.Keys(r.StepSeconds))
 	slices.SortStableFunc(steps, func(a, b string) int { return cmp.Compare(stepIndex(a), stepIndex(b)) })
 	for _, s := range steps {
@@ -344,7 +375,41 @@ func printTable(out io.Writer, r *report) error {
 	return nil
 }
 
-func convergeRows(row func(step, metric, format string, args ...any), step string, n int, c *convergeResult) {
+// rowFunc adds a row to the table.
+type rowFunc func(step, metric, format string, args ...any)
+
+func backlogRows(row rowFunc, step string, n int, c *convergeResult) {
+	row(step, "start → /readyz", "%.2f s", c.ReadyzSeconds)
+	row(step, "start → all reconciled", "%.2f s", c.ReconciledSeconds)
+	if c.LimitOverReconciled > 0 {
+		row(step, "limit / reconciled", "%.2f", c.LimitOverReconciled)
+	}
+	row(step, "start → all Deployments rolled out", "%.2f s", c.RolledOutSeconds)
+	row(step, "start → all Ready", "%.2f s", c.ReadySeconds)
+	convergeRows(row, step, n, c)
+	if m := c.Memory; m != nil {
+		row(step, "no DeployObjects: heap in use / RSS", "%s / %s", mib(m.Empty.HeapInuseBytes), mib(m.Empty.RSSBytes))
+		row(step, fmt.Sprintf("%d Ready: heap in use / RSS", n), "%s / %s", mib(m.Ready.HeapInuseBytes), mib(m.Ready.RSSBytes))
+		row(step, "per DeployObject, net of none: heap in use / RSS", "%s / %s", kib(m.HeapInusePerObjectNetBytes), kib(m.RSSPerObjectNetBytes))
+	}
+}
+
+func burstRows(row rowFunc, step string, n int, c *convergeResult) {
+	row(step, "creating", "%.2f s", c.LoadSeconds)
+	row(step, "first create → all reconciled", "%.2f s", c.ReconciledSeconds)
+	row(step, "first create → all Deployments rolled out", "%.2f s", c.RolledOutSeconds)
+	row(step, "first create → all Ready", "%.2f s", c.ReadySeconds)
+	convergeRows(row, step, n, c)
+}
+
+func steadyRows(row rowFunc, step string, s *steadyResult) {
+	row(step, fmt.Sprintf("writes, %s, %.0f s after /readyz", flagsString(s.ResyncControllerFlags), s.ResyncWindowSeconds),
+		"%.0f (%s), %.0f reconciles", s.ResyncWrites.Total, perResource(s.ResyncWrites.ByVerbResource, 1), s.ResyncReconciles)
+	row(step, fmt.Sprintf("writes after restart, %.0f s after /readyz", s.RestartWindowSeconds),
+		"%.0f (%s), %.0f reconciles", s.RestartWrites.Total, perResource(s.RestartWrites.ByVerbResource, 1), s.RestartReconciles)
+}
+
+func convergeRows(row rowFunc, step string, n int, c *convergeResult) {
 	row(step, "writes/object to Ready", "%.3f (%s)", c.Writes.PerObject, perResource(c.Writes.ByMethod, n))
 	row(step, "  by verb and resource, per object", "%s", perResource(c.Writes.ByVerbResource, n))
 	row(step, "  of which events, per object", "%.2f", c.Writes.EventsPerObject)

@@ -77,14 +77,25 @@ func (b *bench) sweep(ctx context.Context) ([]*convergeResult, error) {
 
 // backlogWith is the backlog with the controller run as label, with flags.
 func (b *bench) backlogWith(ctx context.Context, label string, flags ...string) (*convergeResult, error) {
+	return b.backlogIn(ctx, b.ours(), nsBacklog, label, flags...)
+}
+
+// backlogIn is the backlog of subj in ns. Before it, subj runs once over
+// no DeployObjects, so that its memory once the backlog is Ready can be
+// told per object, net of what it holds anyway.
+func (b *bench) backlogIn(ctx context.Context, subj subject, ns, label string, flags ...string) (*convergeResult, error) {
 	n := b.opts.n
-	if err := b.freshNamespace(ctx, nsBacklog); err != nil {
+	if err := b.freshNamespace(ctx, ns); err != nil {
 		return nil, err
 	}
-	if _, err := b.createDeployObjects(ctx, nsBacklog, n, 1); err != nil {
+	empty, err := b.idleMemory(ctx, subj, label+"-empty", flags...)
+	if err != nil {
 		return nil, err
 	}
-	obs, err := b.observe(ctx, nsBacklog)
+	if _, err := b.createDeployObjects(ctx, ns, n, 1); err != nil {
+		return nil, err
+	}
+	obs, err := b.observe(ctx, ns)
 	if err != nil {
 		return nil, err
 	}
@@ -93,7 +104,7 @@ func (b *bench) backlogWith(ctx context.Context, label string, flags ...string) 
 	if err != nil {
 		return nil, err
 	}
-	ctrl, readyz, err := b.startReady(ctx, label, flags...)
+	ctrl, readyz, err := b.startReadyAs(ctx, subj, label, flags...)
 	if err != nil {
 		return nil, err
 	}
@@ -117,28 +128,58 @@ func (b *bench) backlogWith(ctx context.Context, label string, flags ...string) 
 	if l := b.report.Limit; l != nil {
 		res.LimitOverReconciled = l.Seconds / res.ReconciledSeconds
 	}
+	readyMem, err := ctrl.heap(ctx, filepath.Join(b.logDir, "heap-"+label+".pprof"))
+	if err != nil {
+		return nil, err
+	}
+	res.Memory = &backlogMemory{
+		Empty:                      empty,
+		Ready:                      readyMem,
+		HeapInusePerObjectNetBytes: (readyMem.HeapInuseBytes - empty.HeapInuseBytes) / float64(n),
+		RSSPerObjectNetBytes:       (readyMem.RSSBytes - empty.RSSBytes) / float64(n),
+	}
 	return res, nil
+}
+
+// idleMemory is subj's memory after a forced GC, started over no
+// DeployObjects and left to settle its start-up allocations (event
+// broadcaster, first scrapes).
+func (b *bench) idleMemory(ctx context.Context, subj subject, label string, flags ...string) (memory, error) {
+	ctrl, _, err := b.startReadyAs(ctx, subj, label, flags...)
+	if err != nil {
+		return memory{}, err
+	}
+	defer b.stopController(ctrl)
+	if err := sleepAlive(ctx, ctrl, 2*time.Second); err != nil {
+		return memory{}, err
+	}
+	return ctrl.heap(ctx, filepath.Join(b.logDir, "heap-"+label+".pprof"))
 }
 
 // burst creates N DeployObjects at once under a running controller and
 // times from the first creation.
 func (b *bench) burst(ctx context.Context) (*convergeResult, error) {
+	return b.burstIn(ctx, b.ours(), nsBurst, "burst")
+}
+
+// burstIn is the burst of subj in ns, run as label.
+func (b *bench) burstIn(ctx context.Context, subj subject, ns, label string) (*convergeResult, error) {
 	n := b.opts.n
-	if err := b.freshNamespace(ctx, nsBurst); err != nil {
+	if err := b.freshNamespace(ctx, ns); err != nil {
 		return nil, err
 	}
-	obs, err := b.observe(ctx, nsBurst)
+	obs, err := b.observe(ctx, ns)
 	if err != nil {
 		return nil, err
 	}
 	defer obs.close()
-	ctrl, _, err := b.startReady(ctx, "burst")
+	ctrl, _, err := b.startReadyAs(ctx, subj, label)
 	if err != nil {
 		return nil, err
 	}
 	defer b.stopController(ctrl)
 	return b.measureWave(ctx, obs, ctrl, func(ctx context.Context) error {
-		_, err := b.createDeployObjects(ctx, nsBurst, n, 1)
+		_, err := b.createDeployObjects(ctx, ns, n, 1)
 		return err
 	})
 }
@@ -296,11 +337,17 @@ func (b *bench) settle(ctx context.Context, ctrl *controller) (first, last snaps
 // restarted with a short resync period, across two resyncs; and restarted
 // with default flags, right after its caches sync. Both should be zero.
 func (b *bench) steady(ctx context.Context) (*steadyResult, error) {
+	return b.steadyIn(ctx, b.ours(), nsBurst, "steady")
+}
+
+// steadyIn is the steady step of subj over ns, with runs labelled from
+// label.
+func (b *bench) steadyIn(ctx context.Context, subj subject, ns, label string) (*steadyResult, error) {
 	n := b.opts.n
-	if err := b.ensureConverged(ctx, nsBurst); err != nil {
+	if err := b.ensureConvergedBy(ctx, subj, ns, label+"-prepare"); err != nil {
 		return nil, err
 	}
-	obs, err := b.observe(ctx, nsBurst)
+	obs, err := b.observe(ctx, ns)
 	if err != nil {
 		return nil, err
 	}
@@ -309,8 +356,8 @@ func (b *bench) steady(ctx context.Context) (*steadyResult, error) {
 	// Counting from process start (a nil baseline) includes the initial
 	// sync, which is when a controller that disagrees with its own
 	// writes would show it.
-	windowFromReady := func(label string, window time.Duration, flags ...string) (*controller, snapshot, error) {
-		ctrl, _, err := b.startReady(ctx, label, flags...)
+	windowFromReady := func(run string, window time.Duration, flags ...string) (*controller, snapshot, error) {
+		ctrl, _, err := b.startReadyAs(ctx, subj, run, flags...)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -322,7 +369,7 @@ func (b *bench) steady(ctx context.Context) (*steadyResult, error) {
 		if p.total != n || p.ready != n {
 			return nil, nil, fmt.Errorf("objects not in sync before measuring: %s", p.describe(n, true))
 		}
-		b.logf("steady: counting the writes of controller %s for %s", label, window)
+		b.logf("steady: counting the writes of controller %s for %s", run, window)
 		if err := sleepAlive(ctx, ctrl, window); err != nil {
 			return nil, nil, err
 		}
@@ -330,11 +377,11 @@ func (b *bench) steady(ctx context.Context) (*steadyResult, error) {
 		return ctrl, after, err
 	}
 
-	resync, resyncAfter, err := windowFromReady("steady-resync", steadyWindow, steadyResync)
+	resync, resyncAfter, err := windowFromReady(label+"-resync", steadyWindow, steadyResync)
 	if err != nil {
 		return nil, err
 	}
-	restart, restartAfter, err := windowFromReady("steady-restart", restartWindow)
+	restart, restartAfter, err := windowFromReady(label+"-restart", restartWindow)
 	if err != nil {
 		return nil, err
 	}
@@ -354,6 +401,12 @@ func (b *bench) steady(ctx context.Context) (*steadyResult, error) {
 // behind, or new ones taken to Ready by a controller of their own when
 // steady or update runs without burst.
 func (b *bench) ensureConverged(ctx context.Context, ns string) error {
+	return b.ensureConvergedBy(ctx, b.ours(), ns, "prepare")
+}
+
+// ensureConvergedBy is ensureConverged with subj, run as label, taking new
+// DeployObjects to Ready.
+func (b *bench) ensureConvergedBy(ctx context.Context, subj subject, ns, label string) error {
 	n := b.opts.n
 	obs, err := b.observe(ctx, ns)
 	if err != nil {
@@ -375,7 +428,7 @@ func (b *bench) ensureConverged(ctx context.Context, ns string) error {
 		return err
 	}
 	defer obs.close()
-	ctrl, _, err := b.startReady(ctx, "prepare")
+	ctrl, _, err := b.startReadyAs(ctx, subj, label)
 	if err != nil {
 		return err
 	}
