@@ -235,8 +235,21 @@ func withConfigHash(desired *corev1.PodTemplateSpec, hash string) {
 // Secrets, must not sit in the controller's memory or reach its logs, are
 // dropped as soon as the object is decoded. A ConfigMap's binaryData keys
 // join its data keys (the API server refuses a key in both).
+//
+// The slim objects say so in their kind, which the API server never sends
+// and the caches keep for free: client-go may pass an object that is
+// already in the cache to the transform again (its TransformFunc must be
+// idempotent), and hashing the hashes would change the config hash of every
+// DeployObject using it, rolling out pods whose data did not change.
+const (
+	hashedConfigMapKind = "ConfigMapKeyHashes"
+	hashedSecretKind    = "SecretKeyHashes"
+)
 
 func slimConfigMap(cm *corev1.ConfigMap) *corev1.ConfigMap {
+	if cm.Kind == hashedConfigMapKind {
+		return cm
+	}
 	hashes := make(map[string]string, len(cm.Data)+len(cm.BinaryData))
 	for k, v := range cm.Data {
 		hashes[k] = valueHash("", []byte(v))
@@ -244,15 +257,18 @@ func slimConfigMap(cm *corev1.ConfigMap) *corev1.ConfigMap {
 	for k, v := range cm.BinaryData {
 		hashes[k] = valueHash("", v)
 	}
-	return &corev1.ConfigMap{ObjectMeta: configMeta(cm.ObjectMeta), Data: hashes}
+	return &corev1.ConfigMap{TypeMeta: metav1.TypeMeta{Kind: hashedConfigMapKind}, ObjectMeta: configMeta(cm.ObjectMeta), Data: hashes}
 }
 
 func slimSecret(s *corev1.Secret) *corev1.Secret {
+	if s.Kind == hashedSecretKind {
+		return s
+	}
 	hashes := make(map[string][]byte, len(s.Data))
 	for k, v := range s.Data {
 		hashes[k] = []byte(valueHash(string(s.UID), v))
 	}
-	return &corev1.Secret{ObjectMeta: configMeta(s.ObjectMeta), Data: hashes}
+	return &corev1.Secret{TypeMeta: metav1.TypeMeta{Kind: hashedSecretKind}, ObjectMeta: configMeta(s.ObjectMeta), Data: hashes}
 }
 
 // configMeta keeps the identity of a ConfigMap or Secret: no labels,

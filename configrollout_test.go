@@ -10,6 +10,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
@@ -339,5 +340,30 @@ func TestConfigTransformSharesStrings(t *testing.T) {
 	}
 	if unsafe.StringData(s1.Namespace) != unsafe.StringData(s2.Namespace) {
 		t.Error("the namespace of cached ConfigMaps is not one shared copy")
+	}
+}
+
+// TestConfigTransformIsIdempotent: client-go may hand an object already in
+// the cache to the transform again, and its TransformFunc documentation
+// asks for idempotence. Hashing the hashes would change the config hash of
+// every DeployObject without any data changing, and roll them all out.
+func TestConfigTransformIsIdempotent(t *testing.T) {
+	for _, obj := range []any{
+		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "shared", Namespace: "ns", UID: "u1", ResourceVersion: "7"},
+			Data: map[string]string{"level": "1"}, BinaryData: map[string][]byte{"blob": {0, 1}}},
+		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "token", Namespace: "ns", UID: "u2", ResourceVersion: "8"},
+			Data: map[string][]byte{"token": []byte("s3cret")}},
+	} {
+		once, err := transformObject(obj)
+		if err != nil {
+			t.Fatal(err)
+		}
+		twice, err := transformObject(once)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !equality.Semantic.DeepEqual(once, twice) {
+			t.Errorf("transformed twice:\n%+v\nonce:\n%+v", twice, once)
+		}
 	}
 }
