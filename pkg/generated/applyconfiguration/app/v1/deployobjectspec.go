@@ -67,7 +67,11 @@ type DeployObjectSpecApplyConfiguration struct {
 	// spec.replicas at the last value it wrote. With autoscaling on, leave
 	// replicas out of manifests that are applied again and again (see the
 	// README), or each apply resets the autoscaler's decision.
-	Autoscaling                     *AutoscalingApplyConfiguration `json:"autoscaling,omitempty"`
+	Autoscaling *AutoscalingApplyConfiguration `json:"autoscaling,omitempty"`
+	// route, when set, makes the controller keep an HTTPRoute (parentRefs)
+	// or an Ingress (ingressClassName) of the same name that sends HTTP
+	// requests to one of ports; removing it removes the route.
+	Route                           *RouteApplyConfiguration `json:"route,omitempty"`
 	ContainerSpecApplyConfiguration `json:",inline"`
 	PodSpecApplyConfiguration       `json:",inline"`
 	RolloutSpecApplyConfiguration   `json:",inline"`
@@ -167,6 +171,14 @@ func (b *DeployObjectSpecApplyConfiguration) WithDisruptionBudget(value *Disrupt
 // If called multiple times, the Autoscaling field is set to the value of the last call.
 func (b *DeployObjectSpecApplyConfiguration) WithAutoscaling(value *AutoscalingApplyConfiguration) *DeployObjectSpecApplyConfiguration {
 	b.Autoscaling = value
+	return b
+}
+
+// WithRoute sets the Route field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Route field is set to the value of the last call.
+func (b *DeployObjectSpecApplyConfiguration) WithRoute(value *RouteApplyConfiguration) *DeployObjectSpecApplyConfiguration {
+	b.Route = value
 	return b
 }
 
