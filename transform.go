@@ -6,8 +6,10 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	appv1 "deployobject.dev/controller/pkg/apis/app/v1"
 )
@@ -41,6 +43,10 @@ func transformObject(obj any) (any, error) {
 		return slimPDB(o), nil
 	case *autoscalingv2.HorizontalPodAutoscaler:
 		return slimHPA(o), nil
+	case *networkingv1.Ingress:
+		return slimIngress(o), nil
+	case *gatewayv1.HTTPRoute:
+		return slimHTTPRoute(o), nil
 	}
 	return obj, nil
 }
