@@ -116,6 +116,7 @@ func NewController(
 			pdbInformer.Informer().HasSynced,
 			hpaInformer.Informer().HasSynced,
 			ingressInformer.Informer().HasSynced,
+			gateway.hasSynced,
 		},
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
 			newRateLimiter(),

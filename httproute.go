@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -228,6 +229,7 @@ func currentCondition(conds []metav1.Condition, t gatewayv1.RouteConditionType, 
 // gatewayAPIRecheck is how often the controller asks discovery whether the
 // cluster serves HTTPRoutes, until it does: one small GET, for clusters
 // where the Gateway API CRDs are installed after the controller started.
+// Tests set gatewayRoutes.recheck instead.
 const gatewayAPIRecheck = 20 * time.Second
 
 // gatewayRoutes is the HTTPRoute cache, which exists only once the cluster
@@ -240,9 +242,23 @@ type gatewayRoutes struct {
 	discovery discovery.DiscoveryInterface
 	// informer builds the HTTPRoute informer, with its transform.
 	informer func() (cache.SharedIndexInformer, error)
+	// recheck is gatewayAPIRecheck, or shorter in tests.
+	recheck time.Duration
 
 	mu     sync.RWMutex
 	lister gatewaylisters.HTTPRouteLister
+	// decided: discovery has answered that HTTPRoutes are not served, or
+	// they are and their cache has synced. Until then syncs wait (see
+	// hasSynced): a DeployObject synced before the cache of a cluster that
+	// serves HTTPRoutes would be reported GatewayAPIUnavailable for a
+	// moment at every restart.
+	decided atomic.Bool
+}
+
+// hasSynced reports whether syncs may start: whether the cluster serves
+// HTTPRoutes is known, and if it does, their cache has synced.
+func (g *gatewayRoutes) hasSynced() bool {
+	return g == nil || g.decided.Load()
 }
 
 // routes is the HTTPRoute lister, or nil while the cluster does not serve
@@ -280,15 +296,16 @@ func (g *gatewayRoutes) served() (bool, error) {
 func (g *gatewayRoutes) run(ctx context.Context, handler cache.ResourceEventHandler, synced func()) {
 	logger := klog.FromContext(ctx)
 	reported := false
-	err := wait.PollUntilContextCancel(ctx, gatewayAPIRecheck, true, func(context.Context) (bool, error) {
+	err := wait.PollUntilContextCancel(ctx, g.recheck, true, func(context.Context) (bool, error) {
 		ok, err := g.served()
 		if err != nil {
-			logger.V(2).Info("Could not discover the Gateway API; asking again", "err", err, "in", gatewayAPIRecheck)
+			logger.V(2).Info("Could not discover the Gateway API; asking again", "err", err, "in", g.recheck)
 			return false, nil
 		}
 		if !ok && !reported {
-			logger.Info("The cluster does not serve Gateway API HTTPRoutes; routes with parentRefs wait for them", "groupVersion", gatewayAPIGroupVersion, "recheck", gatewayAPIRecheck)
+			logger.Info("The cluster does not serve Gateway API HTTPRoutes; routes with parentRefs wait for them", "groupVersion", gatewayAPIGroupVersion, "recheck", g.recheck)
 			reported = true
+			g.decided.Store(true)
 		}
 		return ok, nil
 	})
@@ -311,6 +328,7 @@ func (g *gatewayRoutes) run(ctx context.Context, handler cache.ResourceEventHand
 	g.mu.Lock()
 	g.lister = gatewaylisters.NewHTTPRouteLister(inf.GetIndexer())
 	g.mu.Unlock()
+	g.decided.Store(true)
 	logger.Info("Watching Gateway API HTTPRoutes", "groupVersion", gatewayAPIGroupVersion)
 	synced()
 }

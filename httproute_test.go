@@ -1,8 +1,19 @@
 package main
 
 import (
+	"context"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/tools/cache"
+	gatewayfake "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned/fake"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/diff"
@@ -254,4 +265,62 @@ func TestSyncHTTPRoute(t *testing.T) {
 			t.Errorf("updated HTTPRoute hostnames %v, want the spec's on the same object", got.Spec.Hostnames)
 		}
 	})
+}
+
+// switchableDiscovery serves HTTPRoutes once served is set, as a cluster
+// does once the Gateway API CRDs are installed.
+type switchableDiscovery struct {
+	discovery.DiscoveryInterface
+	served atomic.Bool
+}
+
+func (d *switchableDiscovery) ServerResourcesForGroupVersion(gv string) (*metav1.APIResourceList, error) {
+	if !d.served.Load() {
+		return nil, apierrors.NewNotFound(schema.GroupResource{}, gv)
+	}
+	return &metav1.APIResourceList{GroupVersion: gv, APIResources: []metav1.APIResource{{Name: "httproutes"}}}, nil
+}
+
+// TestGatewayRoutesStartWhenServed: the controller may start syncing as
+// soon as discovery says there are no HTTPRoutes; once they are served,
+// without a restart, their cache is started and filled, and the
+// DeployObjects that wait for it are synced.
+func TestGatewayRoutesStartWhenServed(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	disc := &switchableDiscovery{}
+	route := liveHTTPRoute(newDeployObject(withHTTPRoute))
+	client := gatewayfake.NewClientset(route)
+	name, err := cache.NewInformerName("test-gateway-routes")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer name.Release()
+	g := &gatewayRoutes{client: client, discovery: disc, recheck: 10 * time.Millisecond, informer: func() (cache.SharedIndexInformer, error) {
+		return newHTTPRouteInformer(client, metav1.NamespaceAll, namedInformers{name, newInformerMetrics(prometheus.NewRegistry())})
+	}}
+	synced := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		g.run(ctx, cache.ResourceEventHandlerFuncs{}, func() { close(synced) })
+	}()
+	defer func() { cancel(); <-done }()
+
+	if err := wait.PollUntilContextTimeout(ctx, 5*time.Millisecond, 5*time.Second, true, func(context.Context) (bool, error) { return g.hasSynced(), nil }); err != nil {
+		t.Fatal("syncs never allowed without the Gateway API")
+	}
+	if g.routes() != nil {
+		t.Fatal("an HTTPRoute cache without the Gateway API")
+	}
+	disc.served.Store(true)
+	select {
+	case <-synced:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the HTTPRoute cache was not started once HTTPRoutes are served")
+	}
+	got, err := g.routes().HTTPRoutes(route.Namespace).Get(route.Name)
+	if err != nil || got.UID != route.UID {
+		t.Errorf("cached HTTPRoute = %v, %v", got, err)
+	}
 }

@@ -136,6 +136,7 @@ func run(ctx context.Context, opts *options) error {
 		&gatewayRoutes{
 			client:    gatewayClient,
 			discovery: kubeClient.Discovery(),
+			recheck:   gatewayAPIRecheck,
 			informer: func() (cache.SharedIndexInformer, error) {
 				return newHTTPRouteInformer(gatewayClient, opts.namespace, namedInformers{informerName, metrics.informers})
 			},

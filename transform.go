@@ -110,6 +110,10 @@ func slimDeployObject(d *appv1.DeployObject) *appv1.DeployObject {
 		p := &d.Spec.Ports[i]
 		p.Name, p.Protocol = intern(p.Name), intern(p.Protocol)
 	}
+	for i := range d.Status.Addresses {
+		// Values name the object; types are a few constants.
+		d.Status.Addresses[i].Type = intern(d.Status.Addresses[i].Type)
+	}
 	for i := range d.Status.Conditions {
 		c := &d.Status.Conditions[i]
 		// Messages often name the object, so they are not shared.
