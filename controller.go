@@ -11,23 +11,28 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	appsinformers "k8s.io/client-go/informers/apps/v1"
 	autoscalinginformers "k8s.io/client-go/informers/autoscaling/v2"
 	coreinformers "k8s.io/client-go/informers/core/v1"
+	networkinginformers "k8s.io/client-go/informers/networking/v1"
 	policyinformers "k8s.io/client-go/informers/policy/v1"
 	"k8s.io/client-go/kubernetes"
 	appslisters "k8s.io/client-go/listers/apps/v1"
 	autoscalinglisters "k8s.io/client-go/listers/autoscaling/v2"
 	corelisters "k8s.io/client-go/listers/core/v1"
+	networkinglisters "k8s.io/client-go/listers/networking/v1"
 	policylisters "k8s.io/client-go/listers/policy/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	appv1 "deployobject.dev/controller/pkg/apis/app/v1"
 	clientset "deployobject.dev/controller/pkg/generated/clientset/versioned"
@@ -43,8 +48,9 @@ const (
 )
 
 // Controller keeps, for every DeployObject, a Deployment, and a Service,
-// PodDisruptionBudget and HorizontalPodAutoscaler when it asks for them, that
-// match it, and reports their state in the DeployObject's status.
+// PodDisruptionBudget, HorizontalPodAutoscaler and Ingress or HTTPRoute when
+// it asks for them, that match it, and reports their state in the
+// DeployObject's status.
 type Controller struct {
 	kubeClient kubernetes.Interface
 	client     clientset.Interface
@@ -54,7 +60,11 @@ type Controller struct {
 	services      corelisters.ServiceLister
 	pdbs          policylisters.PodDisruptionBudgetLister
 	hpas          autoscalinglisters.HorizontalPodAutoscalerLister
-	cachesSynced  []cache.InformerSynced
+	ingresses     networkinglisters.IngressLister
+	// gateway holds the HTTPRoute cache once the cluster serves
+	// HTTPRoutes; nil runs without the Gateway API.
+	gateway      *gatewayRoutes
+	cachesSynced []cache.InformerSynced
 
 	queue    workqueue.TypedRateLimitingInterface[cache.ObjectName]
 	recorder record.EventRecorder
@@ -87,6 +97,8 @@ func NewController(
 	serviceInformer coreinformers.ServiceInformer,
 	pdbInformer policyinformers.PodDisruptionBudgetInformer,
 	hpaInformer autoscalinginformers.HorizontalPodAutoscalerInformer,
+	ingressInformer networkinginformers.IngressInformer,
+	gateway *gatewayRoutes,
 	recorder record.EventRecorder,
 	metrics *reconcileMetrics,
 ) (*Controller, error) {
@@ -98,12 +110,16 @@ func NewController(
 		services:      serviceInformer.Lister(),
 		pdbs:          pdbInformer.Lister(),
 		hpas:          hpaInformer.Lister(),
+		ingresses:     ingressInformer.Lister(),
+		gateway:       gateway,
 		cachesSynced: []cache.InformerSynced{
 			deployObjectInformer.Informer().HasSynced,
 			deploymentInformer.Informer().HasSynced,
 			serviceInformer.Informer().HasSynced,
 			pdbInformer.Informer().HasSynced,
 			hpaInformer.Informer().HasSynced,
+			ingressInformer.Informer().HasSynced,
+			gateway.hasSynced,
 		},
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
 			newRateLimiter(),
@@ -125,17 +141,44 @@ func NewController(
 	}, cache.HandlerOptions{Logger: &logger}); err != nil {
 		return nil, fmt.Errorf("adding DeployObject event handler: %w", err)
 	}
-	childHandler := cache.ResourceEventHandlerFuncs{
-		AddFunc:    c.enqueueOwner,
-		UpdateFunc: c.updateChild,
-		DeleteFunc: c.enqueueOwner,
-	}
-	for _, inf := range []cache.SharedIndexInformer{deploymentInformer.Informer(), serviceInformer.Informer(), pdbInformer.Informer(), hpaInformer.Informer()} {
+	childHandler := c.childEventHandler()
+	for _, inf := range []cache.SharedIndexInformer{deploymentInformer.Informer(), serviceInformer.Informer(), pdbInformer.Informer(), hpaInformer.Informer(), ingressInformer.Informer()} {
 		if _, err := inf.AddEventHandlerWithOptions(childHandler, cache.HandlerOptions{Logger: &logger}); err != nil {
 			return nil, fmt.Errorf("adding child event handler: %w", err)
 		}
 	}
 	return c, nil
+}
+
+// childEventHandler enqueues the owner of a child that changed.
+func (c *Controller) childEventHandler() cache.ResourceEventHandlerFuncs {
+	return cache.ResourceEventHandlerFuncs{
+		AddFunc:    c.enqueueOwner,
+		UpdateFunc: c.updateChild,
+		DeleteFunc: c.enqueueOwner,
+	}
+}
+
+// watchGatewayAPI starts the HTTPRoute cache once the cluster serves
+// HTTPRoutes (see gatewayRoutes), then syncs every DeployObject that asks
+// for an HTTPRoute: each was left Ready=False GatewayAPIUnavailable without
+// a retry, waiting for this. It returns when ctx ends.
+func (c *Controller) watchGatewayAPI(ctx context.Context) {
+	if c.gateway == nil {
+		return
+	}
+	c.gateway.run(ctx, c.childEventHandler(), func() {
+		all, err := c.deployObjects.List(labels.Everything())
+		if err != nil {
+			utilruntime.HandleErrorWithContext(ctx, err, "Listing DeployObjects from the cache")
+			return
+		}
+		for _, d := range all {
+			if wantsHTTPRoute(d) {
+				c.enqueue(d)
+			}
+		}
+	})
 }
 
 // newRateLimiter backs off each failing key exponentially (5ms doubling up to
@@ -296,6 +339,10 @@ func metaOf(obj any) (metav1.Object, error) {
 	case *policyv1.PodDisruptionBudget:
 		return o, nil
 	case *autoscalingv2.HorizontalPodAutoscaler:
+		return o, nil
+	case *networkingv1.Ingress:
+		return o, nil
+	case *gatewayv1.HTTPRoute:
 		return o, nil
 	default:
 		return nil, fmt.Errorf("unexpected object of type %T in a child informer", obj)

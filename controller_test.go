@@ -18,6 +18,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -39,6 +40,9 @@ import (
 	"k8s.io/client-go/tools/record"
 	"k8s.io/klog/v2/ktesting"
 	"k8s.io/utils/ptr"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+	gatewayfake "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned/fake"
+	gatewaylisters "sigs.k8s.io/gateway-api/pkg/client/listers/apis/v1"
 	"sigs.k8s.io/yaml"
 
 	appv1 "deployobject.dev/controller/pkg/apis/app/v1"
@@ -150,6 +154,11 @@ type fixture struct {
 	services    []*corev1.Service
 	pdbs        []*policyv1.PodDisruptionBudget
 	hpas        []*autoscalingv2.HorizontalPodAutoscaler
+	ingresses   []*networkingv1.Ingress
+	httpRoutes  []*gatewayv1.HTTPRoute
+	// gatewayAPI: the cluster serves HTTPRoutes, and their cache has
+	// synced.
+	gatewayAPI bool
 	// unlisted are objects the API server has but the informers do not,
 	// like children without the managed-by label.
 	unlisted []runtime.Object
@@ -160,9 +169,10 @@ type fixture struct {
 	trackConfig, trackSecrets bool
 	maxConfigRollouts         int
 
-	client     *fake.Clientset
-	kubeClient *k8sfake.Clientset
-	recorder   *record.FakeRecorder
+	client        *fake.Clientset
+	kubeClient    *k8sfake.Clientset
+	gatewayClient *gatewayfake.Clientset
+	recorder      *record.FakeRecorder
 	// dobjIndexer and deployIndexer are the DeployObject and Deployment
 	// caches of the last newController.
 	dobjIndexer, deployIndexer cache.Indexer
@@ -209,7 +219,23 @@ func (f *fixture) newController(ctx context.Context) *Controller {
 		applied.ResourceVersion += "-written"
 		return true, applied, nil
 	})
+	for _, i := range f.ingresses {
+		kubeObjs = append(kubeObjs, i)
+	}
 	f.kubeClient = k8sfake.NewClientset(kubeObjs...)
+	var routeObjs []runtime.Object
+	for _, r := range f.httpRoutes {
+		routeObjs = append(routeObjs, r)
+	}
+	f.gatewayClient = gatewayfake.NewClientset(routeObjs...)
+	gateway := &gatewayRoutes{client: f.gatewayClient}
+	if f.gatewayAPI {
+		routes := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{})
+		for _, r := range f.httpRoutes {
+			mustAdd(f.t, routes, r.DeepCopy())
+		}
+		gateway.lister = gatewaylisters.NewHTTPRouteLister(routes)
+	}
 	f.recorder = record.NewFakeRecorder(10)
 
 	factory := informers.NewSharedInformerFactory(f.client, 0)
@@ -220,6 +246,8 @@ func (f *fixture) newController(ctx context.Context) *Controller {
 		kubeFactory.Core().V1().Services(),
 		kubeFactory.Policy().V1().PodDisruptionBudgets(),
 		kubeFactory.Autoscaling().V2().HorizontalPodAutoscalers(),
+		kubeFactory.Networking().V1().Ingresses(),
+		gateway,
 		f.recorder, nil)
 	if err != nil {
 		f.t.Fatalf("NewController: %v", err)
@@ -259,6 +287,9 @@ func (f *fixture) newController(ctx context.Context) *Controller {
 	for _, h := range f.hpas {
 		mustAdd(f.t, kubeFactory.Autoscaling().V2().HorizontalPodAutoscalers().Informer().GetIndexer(), h.DeepCopy())
 	}
+	for _, i := range f.ingresses {
+		mustAdd(f.t, kubeFactory.Networking().V1().Ingresses().Informer().GetIndexer(), i.DeepCopy())
+	}
 	return c
 }
 
@@ -281,7 +312,7 @@ func (f *fixture) sync() (error, []core.Action) {
 	_, ctx := ktesting.NewTestContext(f.t)
 	c := f.newController(ctx)
 	err := c.syncHandler(ctx, testKey)
-	return err, writes(f.kubeClient.Actions(), f.client.Actions())
+	return err, writes(f.kubeClient.Actions(), f.client.Actions(), f.gatewayClient.Actions())
 }
 
 func writes(lists ...[]core.Action) []core.Action {
@@ -692,7 +723,9 @@ func TestSyncConflictReportedOnce(t *testing.T) {
 	dobj := newDeployObject()
 	d := liveDeployment(dobj)
 	d.OwnerReferences[0].UID = "uid-of-an-earlier-web"
-	dobj.Status = computeStatus(dobj, syncOutcome{problems: []childProblem{*problemOf(&resourceConflictError{kind: "Deployment", name: "web"})}}, earlier)
+	// The status as the last sync left it: the Service made, the
+	// Deployment in conflict.
+	dobj.Status = computeStatus(dobj, syncOutcome{service: liveService(dobj), problems: []childProblem{*problemOf(&resourceConflictError{kind: "Deployment", name: "web"})}}, earlier)
 	f.dobjs = []*appv1.DeployObject{dobj}
 	f.deployments = []*appsv1.Deployment{d}
 	f.services = []*corev1.Service{liveService(dobj)}

@@ -2,11 +2,13 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -16,6 +18,8 @@ import (
 	kubeinformers "k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+	gatewayclient "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned"
 
 	appv1 "deployobject.dev/controller/pkg/apis/app/v1"
 	clientset "deployobject.dev/controller/pkg/generated/clientset/versioned"
@@ -25,7 +29,7 @@ import (
 // newInformerFactories returns the factories of the controller's informers,
 // which decide what the caches hold: every DeployObject in the watched
 // namespaces, resynced every resync period; only the children (Deployments,
-// Services, PodDisruptionBudgets, HorizontalPodAutoscalers) that carry the
+// Services, PodDisruptionBudgets, HorizontalPodAutoscalers, Ingresses) that carry the
 // controller's managed-by label, never resynced (the handlers drop child
 // resyncs anyway); all trimmed by transformObject. A kind no DeployObject
 // asks for costs an empty cache and one watch, nothing per DeployObject.
@@ -36,7 +40,7 @@ import (
 // index it needs, of DeployObjects by the ConfigMaps and Secrets their pods
 // use, is added by trackConfig. The typed
 // accessors (Deployments(), Services(), PodDisruptionBudgets(),
-// HorizontalPodAutoscalers(), DeployObjects()) return these.
+// HorizontalPodAutoscalers(), Ingresses(), DeployObjects()) return these.
 //
 // Each informer carries id's name, under which client-go reports its
 // metrics (see namedInformers).
@@ -49,9 +53,6 @@ func newInformerFactories(kubeClient kubernetes.Interface, client clientset.Inte
 		return id.informer(c, &appv1.DeployObject{}, appv1.SchemeGroupVersion.WithResource("deployobjects"), resync, listWatch(l.List, l.Watch, nil))
 	})
 
-	managedOnly := func(o *metav1.ListOptions) {
-		o.LabelSelector = labels.Set{managedByLabel: managedByValue}.String()
-	}
 	childFactory := kubeinformers.NewSharedInformerFactoryWithOptions(kubeClient, 0,
 		kubeinformers.WithNamespace(namespace),
 		kubeinformers.WithTransform(transformObject))
@@ -71,7 +72,30 @@ func newInformerFactories(kubeClient kubernetes.Interface, client clientset.Inte
 		l := c.AutoscalingV2().HorizontalPodAutoscalers(namespace)
 		return id.informer(c, &autoscalingv2.HorizontalPodAutoscaler{}, autoscalingv2.SchemeGroupVersion.WithResource("horizontalpodautoscalers"), resync, listWatch(l.List, l.Watch, managedOnly))
 	})
+	childFactory.InformerFor(&networkingv1.Ingress{}, func(c kubernetes.Interface, resync time.Duration) cache.SharedIndexInformer {
+		l := c.NetworkingV1().Ingresses(namespace)
+		return id.informer(c, &networkingv1.Ingress{}, networkingv1.SchemeGroupVersion.WithResource("ingresses"), resync, listWatch(l.List, l.Watch, managedOnly))
+	})
 	return dobjFactory, childFactory
+}
+
+// managedOnly restricts a child informer's list and watch to objects with
+// the managed-by label.
+func managedOnly(o *metav1.ListOptions) {
+	o.LabelSelector = labels.Set{managedByLabel: managedByValue}.String()
+}
+
+// newHTTPRouteInformer is the informer of HTTPRoutes, built as the child
+// informers of newInformerFactories are: labelled objects only, trimmed,
+// never resynced, without indexes. It is not in a factory, because it is
+// started only once the cluster serves HTTPRoutes (see gatewayRoutes).
+func newHTTPRouteInformer(client gatewayclient.Interface, namespace string, id namedInformers) (cache.SharedIndexInformer, error) {
+	l := client.GatewayV1().HTTPRoutes(namespace)
+	inf := id.informer(client, &gatewayv1.HTTPRoute{}, gatewayv1.SchemeGroupVersion.WithResource("httproutes"), 0, listWatch(l.List, l.Watch, managedOnly))
+	if err := inf.SetTransform(transformObject); err != nil {
+		return nil, fmt.Errorf("setting the HTTPRoute informer's transform: %w", err)
+	}
+	return inf, nil
 }
 
 // namedInformers gives informers a name and a metrics provider, for

@@ -9,12 +9,15 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	k8sfake "k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/cache"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+	gatewayfake "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned/fake"
 
 	"deployobject.dev/controller/pkg/generated/clientset/versioned/fake"
 )
@@ -24,7 +27,7 @@ import (
 // label (so the children of others are not cached), cache trimmed objects,
 // keep no indexes, and report client-go's informer metrics under their name.
 func TestInformerFactories(t *testing.T) {
-	dobj := newDeployObject(withBudget, withAutoscaling)
+	dobj := newDeployObject(withBudget, withAutoscaling, withIngress)
 	dobj.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "kubectl"}}
 	dep := liveDeployment(dobj)
 	dep.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "kube-controller-manager"}}
@@ -32,10 +35,16 @@ func TestInformerFactories(t *testing.T) {
 	pdb, hpa := livePDB(dobj), liveHPA(dobj)
 	pdb.ManagedFields = dep.ManagedFields
 	hpa.ManagedFields = dep.ManagedFields
-	kubeClient := k8sfake.NewClientset(dep, liveService(dobj), pdb, hpa,
+	ing := liveIngress(dobj)
+	ing.ManagedFields = dep.ManagedFields
+	route := liveHTTPRoute(newDeployObject(withHTTPRoute))
+	route.ManagedFields = dep.ManagedFields
+	kubeClient := k8sfake.NewClientset(dep, liveService(dobj), pdb, hpa, ing,
 		&appsv1.Deployment{ObjectMeta: theirs}, &corev1.Service{ObjectMeta: theirs},
-		&policyv1.PodDisruptionBudget{ObjectMeta: theirs}, &autoscalingv2.HorizontalPodAutoscaler{ObjectMeta: theirs})
+		&policyv1.PodDisruptionBudget{ObjectMeta: theirs}, &autoscalingv2.HorizontalPodAutoscaler{ObjectMeta: theirs},
+		&networkingv1.Ingress{ObjectMeta: theirs})
 	client := fake.NewSimpleClientset(dobj)
+	gatewayClient := gatewayfake.NewClientset(route, &gatewayv1.HTTPRoute{ObjectMeta: theirs})
 
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -45,14 +54,24 @@ func TestInformerFactories(t *testing.T) {
 	}
 	defer name.Release()
 	reg := prometheus.NewRegistry()
-	dobjFactory, childFactory := newInformerFactories(kubeClient, client, metav1.NamespaceAll, time.Hour, namedInformers{name, newInformerMetrics(reg)})
+	id := namedInformers{name, newInformerMetrics(reg)}
+	dobjFactory, childFactory := newInformerFactories(kubeClient, client, metav1.NamespaceAll, time.Hour, id)
 	informers := map[string]cache.SharedIndexInformer{
 		"deployobjects":            dobjFactory.App().V1().DeployObjects().Informer(),
 		"deployments":              childFactory.Apps().V1().Deployments().Informer(),
 		"services":                 childFactory.Core().V1().Services().Informer(),
 		"poddisruptionbudgets":     childFactory.Policy().V1().PodDisruptionBudgets().Informer(),
 		"horizontalpodautoscalers": childFactory.Autoscaling().V2().HorizontalPodAutoscalers().Informer(),
+		"ingresses":                childFactory.Networking().V1().Ingresses().Informer(),
 	}
+	// The HTTPRoute informer is started on its own, once the cluster
+	// serves HTTPRoutes.
+	routes, err := newHTTPRouteInformer(gatewayClient, metav1.NamespaceAll, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	informers["httproutes"] = routes
+	go routes.RunWithContext(ctx)
 	dobjFactory.Start(ctx.Done())
 	childFactory.Start(ctx.Done())
 	defer dobjFactory.Shutdown()
@@ -109,6 +128,8 @@ func TestInformerFactories(t *testing.T) {
 		{kubeClient.Actions(), "services", managed},
 		{kubeClient.Actions(), "poddisruptionbudgets", managed},
 		{kubeClient.Actions(), "horizontalpodautoscalers", managed},
+		{kubeClient.Actions(), "ingresses", managed},
+		{gatewayClient.Actions(), "httproutes", managed},
 		{client.Actions(), "deployobjects", ""},
 	} {
 		found := false

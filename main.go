@@ -29,6 +29,7 @@ import (
 	logsapi "k8s.io/component-base/logs/api/v1"
 	_ "k8s.io/component-base/logs/json/register" // --logging-format=json
 	"k8s.io/klog/v2"
+	gatewayclient "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned"
 
 	clientset "deployobject.dev/controller/pkg/generated/clientset/versioned"
 	appscheme "deployobject.dev/controller/pkg/generated/clientset/versioned/scheme"
@@ -100,6 +101,11 @@ func run(ctx context.Context, opts *options) error {
 		return fmt.Errorf("creating DeployObject client: %w", err)
 	}
 
+	gatewayClient, err := gatewayclient.NewForConfig(cfg)
+	if err != nil {
+		return fmt.Errorf("creating Gateway API client: %w", err)
+	}
+
 	registry := prometheus.NewRegistry()
 	metrics := registerMetrics(registry)
 
@@ -128,6 +134,15 @@ func run(ctx context.Context, opts *options) error {
 		childFactory.Core().V1().Services(),
 		childFactory.Policy().V1().PodDisruptionBudgets(),
 		childFactory.Autoscaling().V2().HorizontalPodAutoscalers(),
+		childFactory.Networking().V1().Ingresses(),
+		&gatewayRoutes{
+			client:    gatewayClient,
+			discovery: kubeClient.Discovery(),
+			recheck:   gatewayAPIRecheck,
+			informer: func() (cache.SharedIndexInformer, error) {
+				return newHTTPRouteInformer(gatewayClient, opts.namespace, namedInformers{informerName, metrics.informers})
+			},
+		},
 		recorder, metrics.reconcile)
 	if err != nil {
 		return err
@@ -150,6 +165,9 @@ func run(ctx context.Context, opts *options) error {
 	childFactory.Start(ctx.Done())
 	defer dobjFactory.Shutdown()
 	defer childFactory.Shutdown()
+	// HTTPRoutes are watched once the cluster serves them, which it may
+	// start doing at any time.
+	go controller.watchGatewayAPI(ctx)
 
 	// Lease renewal has a client of its own, so that a busy reconcile loop
 	// cannot delay it.

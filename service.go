@@ -125,7 +125,8 @@ func servicePortsFor(live, desired *corev1.Service) []corev1.ServicePort {
 	return ports
 }
 
-// slimService keeps the fields mergeService compares.
+// slimService keeps the fields mergeService compares and the addresses a
+// load balancer was given.
 func slimService(s *corev1.Service) *corev1.Service {
 	s.ObjectMeta = slimMeta(s.ObjectMeta)
 	for i := range s.Spec.Ports {
@@ -138,6 +139,11 @@ func slimService(s *corev1.Service) *corev1.Service {
 		Selector: shareLabels(s.Spec.Selector, s.Name),
 		Ports:    s.Spec.Ports,
 	}
-	s.Status = corev1.ServiceStatus{}
+	// Only a load balancer's addresses are read, for status.addresses.
+	lb := s.Status.LoadBalancer.Ingress
+	for i := range lb {
+		lb[i] = corev1.LoadBalancerIngress{IP: lb[i].IP, Hostname: lb[i].Hostname}
+	}
+	s.Status = corev1.ServiceStatus{LoadBalancer: corev1.LoadBalancerStatus{Ingress: lb}}
 	return s
 }

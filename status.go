@@ -9,12 +9,14 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	metaapply "k8s.io/client-go/applyconfigurations/meta/v1"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	appv1 "deployobject.dev/controller/pkg/apis/app/v1"
 	appapply "deployobject.dev/controller/pkg/generated/applyconfiguration/app/v1"
@@ -27,6 +29,8 @@ type syncOutcome struct {
 	service    *corev1.Service
 	pdb        *policyv1.PodDisruptionBudget
 	hpa        *autoscalingv2.HorizontalPodAutoscaler
+	ingress    *networkingv1.Ingress
+	httpRoute  *gatewayv1.HTTPRoute
 	// deploymentHash identifies the desired Deployment when the live one is
 	// in line with it; empty when the Deployment could not be brought in
 	// line, and the status keeps the hash it had.
@@ -91,7 +95,19 @@ func computeStatus(dobj *appv1.DeployObject, out syncOutcome, now metav1.Time) a
 	setChildCondition(&status.Conditions, wantsAutoscaling(dobj), dobj.Generation, now, func() metav1.Condition {
 		return autoscalingCondition(dobj, out.hpa, out.problem(kindHPA))
 	})
+	route := routeCondition(dobj, out)
+	setChildCondition(&status.Conditions, dobj.Spec.Route != nil, dobj.Generation, now, func() metav1.Condition { return route })
+	status.Addresses = addressesOf(dobj, out, route.Status)
 	return status
+}
+
+// routeCondition is the Route condition of dobj, for the kind of route its
+// spec asks for.
+func routeCondition(dobj *appv1.DeployObject, out syncOutcome) metav1.Condition {
+	if wantsIngress(dobj) {
+		return ingressCondition(dobj, out.ingress, out.problem(kindIngress))
+	}
+	return httpRouteCondition(dobj, out.httpRoute, out.problem(kindHTTPRoute))
 }
 
 // setChildCondition sets the condition of an optional child that the spec
@@ -134,7 +150,8 @@ var stallingReasons = map[string]bool{
 	appv1.ReasonProgressDeadlineExceeded: true,
 	// Someone has to create the ConfigMap or Secret (or fix the
 	// reference); the controller notices at once when they do.
-	appv1.ReasonConfigMissing: true,
+	appv1.ReasonConfigMissing:         true,
+	appv1.ReasonGatewayAPIUnavailable: true,
 }
 
 // progressCondition is the kstatus condition that goes with ready: Stalled
@@ -179,6 +196,12 @@ func readyCondition(dobj *appv1.DeployObject, out syncOutcome) metav1.Condition 
 	}
 	if wantsAutoscaling(dobj) && out.hpa == nil {
 		return notReady(appv1.ReasonProgressing, "%s %s does not exist yet", kindHPA, dobj.Name)
+	}
+	if wantsIngress(dobj) && out.ingress == nil {
+		return notReady(appv1.ReasonProgressing, "%s %s does not exist yet", kindIngress, dobj.Name)
+	}
+	if wantsHTTPRoute(dobj) && out.httpRoute == nil {
+		return notReady(appv1.ReasonProgressing, "%s %s does not exist yet", kindHTTPRoute, dobj.Name)
 	}
 	if d.Status.ObservedGeneration < d.Generation {
 		return notReady(appv1.ReasonProgressing, "waiting for the Deployment controller to observe generation %d of Deployment %s", d.Generation, d.Name)
@@ -299,6 +322,9 @@ func statusApplyConfiguration(dobj *appv1.DeployObject, status appv1.DeployObjec
 	if status.ConfigHash != "" {
 		st.WithConfigHash(status.ConfigHash)
 	}
+	for _, a := range status.Addresses {
+		st.WithAddresses(appapply.Address().WithType(a.Type).WithValue(a.Value).WithPorts(a.Ports...))
+	}
 	for _, c := range status.Conditions {
 		if !ownCondition(c.Type) {
 			// Conditions of other writers stay theirs.
@@ -319,6 +345,6 @@ func statusApplyConfiguration(dobj *appv1.DeployObject, status appv1.DeployObjec
 // A type it no longer writes for a DeployObject is left out of the apply,
 // and server-side apply then removes the condition.
 func ownCondition(t string) bool {
-	return t == appv1.ConditionReady || t == appv1.ConditionDisruptionBudget || t == appv1.ConditionAutoscaling ||
+	return t == appv1.ConditionReady || t == appv1.ConditionDisruptionBudget || t == appv1.ConditionAutoscaling || t == appv1.ConditionRoute ||
 		slices.Contains(progressConditionTypes, t)
 }

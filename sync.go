@@ -111,8 +111,9 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) erro
 }
 
 // syncChildren creates, updates or deletes the children of dobj as needed:
-// the Deployment, and the Service, PodDisruptionBudget and
-// HorizontalPodAutoscaler when the spec asks for them. It returns the
+// the Deployment, and the Service, PodDisruptionBudget,
+// HorizontalPodAutoscaler and Ingress or HTTPRoute when the spec asks for
+// them. It returns the
 // children as they are afterwards, with the problems that kept any of them
 // from being made, and a short description of each write, for the event. A
 // child that is blocked does not keep the others from being made; any other
@@ -180,6 +181,33 @@ func (c *Controller) syncChildren(ctx context.Context, dobj *appv1.DeployObject)
 	out.hpa, action, err = syncOptionalChild(ctx, dobj, wantsAutoscaling(dobj), desiredAutoscaler,
 		updatedChildOps(kindHPA, c.hpas.HorizontalPodAutoscalers(ns).Get, c.kubeClient.AutoscalingV2().HorizontalPodAutoscalers(ns), mergeHPA, recheckOwner))
 	if err := record(kindHPA, action, err); err != nil {
+		return out, actions, err
+	}
+
+	out.ingress, action, err = syncOptionalChild(ctx, dobj, wantsIngress(dobj), desiredIngress(dobj),
+		updatedChildOps(kindIngress, c.ingresses.Ingresses(ns).Get, c.kubeClient.NetworkingV1().Ingresses(ns), mergeIngress, recheckOwner))
+	if err := record(kindIngress, action, err); err != nil {
+		return out, actions, err
+	}
+
+	routes := c.gateway.routes()
+	if routes == nil {
+		// Without the Gateway API there is no HTTPRoute to delete either.
+		// The problem is not retried: watchGatewayAPI syncs dobj again
+		// once HTTPRoutes are served.
+		if wantsHTTPRoute(dobj) {
+			out.problems = append(out.problems, childProblem{kind: kindHTTPRoute, reason: appv1.ReasonGatewayAPIUnavailable,
+				message: fmt.Sprintf("the cluster does not serve %s %ss (the Gateway API CRDs are not installed); the controller makes %s %s once it does", gatewayAPIGroupVersion, kindHTTPRoute, kindHTTPRoute, dobj.Name)})
+		}
+		return out, actions, nil
+	}
+	desiredRoute, err := desiredHTTPRoute(dobj)
+	if err != nil {
+		return out, actions, err
+	}
+	out.httpRoute, action, err = syncOptionalChild(ctx, dobj, wantsHTTPRoute(dobj), desiredRoute,
+		updatedChildOps(kindHTTPRoute, routes.HTTPRoutes(ns).Get, c.gateway.client.GatewayV1().HTTPRoutes(ns), mergeHTTPRoute, recheckOwner))
+	if err := record(kindHTTPRoute, action, err); err != nil {
 		return out, actions, err
 	}
 	return out, actions, nil

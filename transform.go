@@ -6,8 +6,10 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	appv1 "deployobject.dev/controller/pkg/apis/app/v1"
 )
@@ -45,6 +47,10 @@ func transformObject(obj any) (any, error) {
 		return slimConfigMap(o), nil
 	case *corev1.Secret:
 		return slimSecret(o), nil
+	case *networkingv1.Ingress:
+		return slimIngress(o), nil
+	case *gatewayv1.HTTPRoute:
+		return slimHTTPRoute(o), nil
 	}
 	return obj, nil
 }
@@ -108,6 +114,10 @@ func slimDeployObject(d *appv1.DeployObject) *appv1.DeployObject {
 	for i := range d.Spec.Ports {
 		p := &d.Spec.Ports[i]
 		p.Name, p.Protocol = intern(p.Name), intern(p.Protocol)
+	}
+	for i := range d.Status.Addresses {
+		// Values name the object; types are a few constants.
+		d.Status.Addresses[i].Type = intern(d.Status.Addresses[i].Type)
 	}
 	for i := range d.Status.Conditions {
 		c := &d.Status.Conditions[i]

@@ -251,6 +251,23 @@ func AcceptedTable() []Accepted {
 			delete(resources(o, "requests"), "memory")
 			spec(o)["autoscaling"] = map[string]any{"maxReplicas": int64(3), "targetMemoryUtilizationPercentage": int64(80)}
 		}},
+		{"route as an Ingress with TLS and a wildcard", setSpec("route", map[string]any{
+			"port": "http", "hostnames": []any{"shop.example.com", "*.shop.example.com"}, "path": "/api/v1.2/~user_(x)",
+			"ingressClassName": "nginx", "tlsSecretName": "shop-tls",
+		})},
+		{"route as an HTTPRoute to two listeners of one Gateway", setSpec("route", map[string]any{
+			"port": "metrics", "parentRefs": []any{
+				map[string]any{"name": "public", "namespace": "infra", "sectionName": "https"},
+				map[string]any{"name": "public", "namespace": "infra", "sectionName": "http"},
+				map[string]any{"name": "internal"},
+			},
+		})},
+		{"route hostname of 253 characters", setSpec("route", map[string]any{
+			"port": "http", "ingressClassName": "nginx", "hostnames": []any{dnsSubdomain(253, 'h')},
+		})},
+		{"route path of 1024 characters with an escape", setSpec("route", map[string]any{
+			"port": "http", "ingressClassName": "nginx", "path": "/%41" + strings.Repeat("a", 1020),
+		})},
 	}
 }
 
@@ -630,5 +647,65 @@ func InvalidTable() []Invalid {
 			"maxReplicas": int64(3), "targetCPUUtilizationPercentage": int64(70),
 			"behavior": map[string]any{"scaleDown": map[string]any{"policies": []any{map[string]any{"type": "Percent", "value": int64(10), "periodSeconds": int64(0)}}}},
 		})},
+		{"route with both parentRefs and ingressClassName", "spec.route", setRoute(map[string]any{"parentRefs": []any{map[string]any{"name": "gw"}}})},
+		{"route with neither parentRefs nor ingressClassName", "spec.route", setSpec("route", map[string]any{"port": "http"})},
+		{"route port missing", "spec.route.port", setSpec("route", map[string]any{"ingressClassName": "nginx"})},
+		{"route port not among ports", "spec.route.port", setRoute(map[string]any{"port": "grpc"})},
+		{"route port UDP", "spec.route.port", func(o map[string]any) {
+			port(o, 1)["protocol"] = "UDP"
+			spec(o)["route"] = map[string]any{"port": "metrics", "ingressClassName": "nginx"}
+		}},
+		{"route without ports", "spec.route.port", func(o map[string]any) {
+			delete(spec(o), "ports")
+			delete(spec(o), "serviceType")
+			delete(specMap(o, "livenessProbe"), "httpGet")
+			specMap(o, "livenessProbe")["tcpSocket"] = map[string]any{"port": int64(8080)}
+			spec(o)["route"] = map[string]any{"port": "http", "ingressClassName": "nginx"}
+		}},
+		{"route hostname uppercase", "spec.route.hostnames[0]", setRoute(map[string]any{"hostnames": []any{"Shop.example.com"}})},
+		{"route hostname wildcard not first", "spec.route.hostnames[0]", setRoute(map[string]any{"hostnames": []any{"shop.*.example.com"}})},
+		{"route hostname bare wildcard", "spec.route.hostnames[0]", setRoute(map[string]any{"hostnames": []any{"*"}})},
+		{"route hostname an IP address", "spec.route.hostnames[0]", setRoute(map[string]any{"hostnames": []any{"192.0.2.10"}})},
+		{"route hostname too long", "spec.route.hostnames[0]", setRoute(map[string]any{"hostnames": []any{dnsSubdomain(254, 'h')}})},
+		{"route hostnames repeated", "spec.route.hostnames", setRoute(map[string]any{"hostnames": []any{"a.example.com", "a.example.com"}})},
+		{"route hostnames too many", "spec.route.hostnames", setRoute(map[string]any{"hostnames": repeat(17, func(i int) any { return fmt.Sprintf("h%d.example.com", i) })})},
+		{"route path relative", "spec.route.path", setRoute(map[string]any{"path": "api"})},
+		{"route path with a space", "spec.route.path", setRoute(map[string]any{"path": "/a b"})},
+		{"route path with a query", "spec.route.path", setRoute(map[string]any{"path": "/a?b=c"})},
+		{"route path with //", "spec.route.path", setRoute(map[string]any{"path": "/a//b"})},
+		{"route path with /../", "spec.route.path", setRoute(map[string]any{"path": "/a/../b"})},
+		{"route path with an encoded slash", "spec.route.path", setRoute(map[string]any{"path": "/a%2fb"})},
+		{"route path ending in /.", "spec.route.path", setRoute(map[string]any{"path": "/a/."})},
+		{"route path too long", "spec.route.path", setRoute(map[string]any{"path": "/" + strings.Repeat("a", 1024)})},
+		{"route tlsSecretName with parentRefs", "spec.route.tlsSecretName", func(o map[string]any) {
+			spec(o)["route"] = map[string]any{"port": "http", "parentRefs": []any{map[string]any{"name": "gw"}}, "tlsSecretName": "tls"}
+		}},
+		{"route tlsSecretName not a DNS name", "spec.route.tlsSecretName", setRoute(map[string]any{"tlsSecretName": "TLS_cert"})},
+		{"route ingressClassName not a DNS name", "spec.route.ingressClassName", setRoute(map[string]any{"ingressClassName": "Nginx Public"})},
+		{"route parentRefs empty", "spec.route.parentRefs", setSpec("route", map[string]any{"port": "http", "parentRefs": []any{}})},
+		{"route parentRef without a name", "spec.route.parentRefs[0].name", gatewayRoute(map[string]any{"namespace": "infra"})},
+		{"route parentRef namespace not a DNS label", "spec.route.parentRefs[0].namespace", gatewayRoute(map[string]any{"name": "gw", "namespace": "infra.example"})},
+		{"route parentRef sectionName uppercase", "spec.route.parentRefs[0].sectionName", gatewayRoute(map[string]any{"name": "gw", "sectionName": "HTTPS"})},
+		{"route parentRefs repeated", "spec.route.parentRefs", gatewayRoute(map[string]any{"name": "gw", "sectionName": "a"}, map[string]any{"name": "gw", "sectionName": "a"})},
+		{"route two parentRefs to one Gateway without sectionName", "spec.route.parentRefs", gatewayRoute(map[string]any{"name": "gw"}, map[string]any{"name": "gw", "sectionName": "https"})},
+		{"route parentRefs too many", "spec.route.parentRefs", gatewayRoute(repeat(9, func(i int) any { return map[string]any{"name": fmt.Sprintf("gw%d", i)} })...)},
 	}
+}
+
+// setRoute sets spec.route to an Ingress route to port "http" with the
+// fields of r on top.
+func setRoute(r map[string]any) func(map[string]any) {
+	return func(obj map[string]any) {
+		route := map[string]any{"port": "http", "ingressClassName": "nginx"}
+		for k, v := range r {
+			route[k] = v
+		}
+		spec(obj)["route"] = route
+	}
+}
+
+// gatewayRoute sets spec.route to an HTTPRoute to port "http" with refs as
+// its parentRefs.
+func gatewayRoute(refs ...any) func(map[string]any) {
+	return setSpec("route", map[string]any{"port": "http", "parentRefs": refs})
 }

@@ -508,6 +508,9 @@ func TestExamplesApply(t *testing.T) {
 	if _, err := env.kube.PolicyV1().PodDisruptionBudgets(ns).Get(ctx, "shop", metav1.GetOptions{}); err != nil {
 		t.Errorf("the autoscaled example's PodDisruptionBudget: %v", err)
 	}
+	if _, err := env.kube.NetworkingV1().Ingresses(ns).Get(ctx, "shop", metav1.GetOptions{}); err != nil {
+		t.Errorf("the autoscaled example's Ingress: %v", err)
+	}
 }
 
 func TestSteadyStateMakesNoWrites(t *testing.T) {

@@ -32,6 +32,8 @@ import (
 func ForKind(kind schema.GroupVersionKind) interface{} {
 	switch kind {
 	// Group=app.deployobject.dev, Version=v1
+	case v1.SchemeGroupVersion.WithKind("Address"):
+		return &appv1.AddressApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("Autoscaling"):
 		return &appv1.AutoscalingApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("ContainerSpec"):
@@ -44,6 +46,8 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &appv1.DeployObjectStatusApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("DisruptionBudget"):
 		return &appv1.DisruptionBudgetApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("GatewayRef"):
+		return &appv1.GatewayRefApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("PodMetadata"):
 		return &appv1.PodMetadataApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("PodSpec"):
@@ -52,6 +56,8 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &appv1.PortApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("RolloutSpec"):
 		return &appv1.RolloutSpecApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("Route"):
+		return &appv1.RouteApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("Volume"):
 		return &appv1.VolumeApplyConfiguration{}
 

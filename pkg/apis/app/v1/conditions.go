@@ -99,3 +99,33 @@ const (
 	// eviction now, because fewer pods are healthy than it requires.
 	ReasonNoDisruptionsAllowed = "NoDisruptionsAllowed"
 )
+
+// The route's condition, present only while spec.route is set. Like the
+// other optional children's, it does not change Ready: no Gateway or
+// ingress controller has to act before the application is available in the
+// cluster. A route that cannot be made turns Ready False as well.
+const (
+	// ConditionRoute tells whether the route exists and is taken up: for an
+	// HTTPRoute, True with ReasonAccepted when every parent Gateway
+	// accepted it and resolved its backend, False with the Gateway
+	// controller's Accepted or ResolvedRefs reason (such as
+	// NotAllowedByListeners or BackendNotFound) when one did not; for an
+	// Ingress, True with ReasonAddressAssigned once its ingress controller
+	// gave it an address. False with ReasonProgressing while not made or
+	// not yet taken up, ReasonGatewayAPIUnavailable, or the reason that
+	// blocks it.
+	ConditionRoute = "Route"
+
+	// ReasonAccepted: every parent Gateway accepted the HTTPRoute and
+	// resolved its references.
+	ReasonAccepted = "Accepted"
+	// ReasonAddressAssigned: the ingress controller gave the Ingress an
+	// address.
+	ReasonAddressAssigned = "AddressAssigned"
+	// ReasonGatewayAPIUnavailable: the route asks for an HTTPRoute and the
+	// cluster does not serve gateway.networking.k8s.io/v1 HTTPRoutes (the
+	// Gateway API CRDs are not installed). Ready is False with this reason
+	// too. The controller checks again periodically and makes the
+	// HTTPRoute once they are installed, without a restart.
+	ReasonGatewayAPIUnavailable = "GatewayAPIUnavailable"
+)

@@ -35,3 +35,10 @@ const (
 	// ContainerName is the container the controller owns in the pod template.
 	ContainerName = "app"
 )
+
+// AnnotationRouteHash on the HTTPRoute holds the hash of the spec the
+// controller last wrote to it. The Gateway API CRDs fill defaults into an
+// HTTPRoute (parent and backend kinds and groups, weights, match types),
+// so, as for the HorizontalPodAutoscaler, a field the DeployObject stops
+// setting is told from a default by the hash.
+const AnnotationRouteHash = "app.deployobject.dev/route-hash"

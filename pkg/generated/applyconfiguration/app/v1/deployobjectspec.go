@@ -74,7 +74,11 @@ type DeployObjectSpecApplyConfiguration struct {
 	// rolls the pods; Disabled, for applications that reload their
 	// configuration themselves, leaves the pods alone. Either way a missing
 	// required ConfigMap or Secret is reported (Ready reason ConfigMissing).
-	ConfigRollout                   *appv1.ConfigRolloutPolicy `json:"configRollout,omitempty"`
+	ConfigRollout *appv1.ConfigRolloutPolicy `json:"configRollout,omitempty"`
+	// route, when set, makes the controller keep an HTTPRoute (parentRefs)
+	// or an Ingress (ingressClassName) of the same name that sends HTTP
+	// requests to one of ports; removing it removes the route.
+	Route                           *RouteApplyConfiguration `json:"route,omitempty"`
 	ContainerSpecApplyConfiguration `json:",inline"`
 	PodSpecApplyConfiguration       `json:",inline"`
 	RolloutSpecApplyConfiguration   `json:",inline"`
@@ -182,6 +186,14 @@ func (b *DeployObjectSpecApplyConfiguration) WithAutoscaling(value *AutoscalingA
 // If called multiple times, the ConfigRollout field is set to the value of the last call.
 func (b *DeployObjectSpecApplyConfiguration) WithConfigRollout(value appv1.ConfigRolloutPolicy) *DeployObjectSpecApplyConfiguration {
 	b.ConfigRollout = &value
+	return b
+}
+
+// WithRoute sets the Route field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Route field is set to the value of the last call.
+func (b *DeployObjectSpecApplyConfiguration) WithRoute(value *RouteApplyConfiguration) *DeployObjectSpecApplyConfiguration {
+	b.Route = value
 	return b
 }
 

@@ -54,6 +54,10 @@ type DeployObjectStatusApplyConfiguration struct {
 	// selector is the label selector of the pods, in string form, for the
 	// scale subresource (kubectl scale, HorizontalPodAutoscaler).
 	Selector *string `json:"selector,omitempty"`
+	// addresses are where the application can be reached: the Service's
+	// DNS name in the cluster with its ports, the addresses a LoadBalancer
+	// Service was given, and the route's URLs.
+	Addresses []AddressApplyConfiguration `json:"addresses,omitempty"`
 	// conditions describe the application's state. Ready is True when the
 	// Deployment has rolled out the current generation with every desired
 	// replica available and the Service matches the spec; its reason says why
@@ -130,6 +134,19 @@ func (b *DeployObjectStatusApplyConfiguration) WithConfigHash(value string) *Dep
 // If called multiple times, the Selector field is set to the value of the last call.
 func (b *DeployObjectStatusApplyConfiguration) WithSelector(value string) *DeployObjectStatusApplyConfiguration {
 	b.Selector = &value
+	return b
+}
+
+// WithAddresses adds the given value to the Addresses field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, values provided by each call will be appended to the Addresses field.
+func (b *DeployObjectStatusApplyConfiguration) WithAddresses(values ...*AddressApplyConfiguration) *DeployObjectStatusApplyConfiguration {
+	for i := range values {
+		if values[i] == nil {
+			panic("nil value passed to WithAddresses")
+		}
+		b.Addresses = append(b.Addresses, *values[i])
+	}
 	return b
 }
 

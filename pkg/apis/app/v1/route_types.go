@@ -1,0 +1,141 @@
+package v1
+
+// Route exposes one of spec.ports over HTTP, through an HTTPRoute
+// (gateway.networking.k8s.io/v1) attached to Gateways when parentRefs is
+// set, or through an Ingress (networking.k8s.io/v1) of an ingress class
+// when ingressClassName is set: exactly one of the two. Either child has
+// the DeployObject's name and sends every request under path, for every
+// hostname, to the Service's port.
+//
+// The rules below refuse at admission what the API server would refuse in
+// the HTTPRoute or the Ingress later, where the rules of the two differ the
+// stricter one.
+//
+// +kubebuilder:validation:XValidation:rule="has(self.parentRefs) != has(self.ingressClassName)",message="route must set exactly one of parentRefs (an HTTPRoute attached to Gateways) and ingressClassName (an Ingress)"
+// +kubebuilder:validation:XValidation:rule="!has(self.tlsSecretName) || has(self.ingressClassName)",message="tlsSecretName is for an Ingress (ingressClassName); with parentRefs, TLS is terminated by the Gateway's listener",fieldPath=".tlsSecretName"
+type Route struct {
+	// port is the name of one of spec.ports, a TCP port, that the route
+	// sends requests to, through the Service.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=15
+	Port string `json:"port"`
+
+	// hostnames are the host names the route answers for, lowercase DNS
+	// names such as "shop.example.com", or a wildcard "*.example.com" as
+	// the first label; at most 16, each at most 253 characters, not an IP
+	// address. Without hostnames the route answers for any host its
+	// Gateway listener or ingress controller accepts.
+	// +optional
+	// +listType=set
+	// +kubebuilder:validation:MaxItems=16
+	// +kubebuilder:validation:items:MinLength=1
+	// +kubebuilder:validation:items:MaxLength=253
+	// +kubebuilder:validation:items:Pattern=`^(\*\.)?[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
+	// +kubebuilder:validation:items:XValidation:rule="!self.matches('^[0-9]+[.][0-9]+[.][0-9]+[.][0-9]+$')",message="a hostname must be a DNS name, not an IP address"
+	Hostnames []string `json:"hostnames,omitempty"`
+
+	// path is the prefix of the request paths the route sends to the port,
+	// "/" (every path) when unset: an absolute path of at most 1024
+	// characters, of the characters a URL path may hold, without "//",
+	// "/./", "/../", an encoded "/" ("%2F") or a trailing "/." or "/..".
+	// +optional
+	// +kubebuilder:default="/"
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=1024
+	// +kubebuilder:validation:Pattern=`^/([-A-Za-z0-9/._~!$&'()*+,;=:@]|%[0-9a-fA-F]{2})*$`
+	// +kubebuilder:validation:XValidation:rule="!self.contains('//') && !self.contains('/./') && !self.contains('/../') && !self.lowerAscii().contains('%2f')",message="path must not contain '//', '/./', '/../' or an encoded '/' (%2F)"
+	// +kubebuilder:validation:XValidation:rule="!self.endsWith('/.') && !self.endsWith('/..')",message="path must not end with '/.' or '/..'"
+	Path string `json:"path,omitempty"`
+
+	// parentRefs are the Gateways the HTTPRoute attaches to: at most 8.
+	// Two references to the same Gateway must each name a different
+	// listener (sectionName). (In the rules, namespace is spelled
+	// __namespace__, as CEL reserves the word, and optional strings are
+	// read with has() rather than ?.orValue(), whose size the cost
+	// estimator cannot bound.)
+	// +optional
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=8
+	// +kubebuilder:validation:XValidation:rule="self.all(p, self.exists_one(q, q.name == p.name && (has(q.__namespace__) ? q.__namespace__ : '') == (has(p.__namespace__) ? p.__namespace__ : '') && (has(q.sectionName) ? q.sectionName : '') == (has(p.sectionName) ? p.sectionName : '')))",message="parentRefs must be unique"
+	// +kubebuilder:validation:XValidation:rule="self.all(p, has(p.sectionName) || self.exists_one(q, q.name == p.name && (has(q.__namespace__) ? q.__namespace__ : '') == (has(p.__namespace__) ? p.__namespace__ : '')))",message="two parentRefs to the same Gateway must each set sectionName"
+	ParentRefs []GatewayRef `json:"parentRefs,omitempty"`
+
+	// ingressClassName is the IngressClass of the Ingress: a DNS subdomain
+	// of at most 253 characters.
+	// +optional
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
+	IngressClassName *string `json:"ingressClassName,omitempty"`
+
+	// tlsSecretName is the Secret, in the DeployObject's namespace, that
+	// holds the certificate the Ingress serves for hostnames (HTTPS): a DNS
+	// subdomain of at most 253 characters. Ingress only.
+	// +optional
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
+	TLSSecretName *string `json:"tlsSecretName,omitempty"`
+}
+
+// GatewayRef names a Gateway (gateway.networking.k8s.io) the HTTPRoute
+// attaches to, and optionally one of its listeners.
+type GatewayRef struct {
+	// name is the Gateway's name.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Name string `json:"name"`
+
+	// namespace is the Gateway's namespace, the DeployObject's when unset.
+	// A Gateway in another namespace must allow routes from this one.
+	// +optional
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
+	Namespace *string `json:"namespace,omitempty"`
+
+	// sectionName is the name of one listener of the Gateway; unset
+	// attaches to every listener that allows it.
+	// +optional
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
+	SectionName *string `json:"sectionName,omitempty"`
+}
+
+// AddressType tells what an Address is.
+// +kubebuilder:validation:Enum=ServiceDNS;LoadBalancer;URL
+type AddressType string
+
+const (
+	// AddressServiceDNS is the Service's DNS name inside the cluster,
+	// NAME.NAMESPACE.svc, with its ports.
+	AddressServiceDNS AddressType = "ServiceDNS"
+	// AddressLoadBalancer is an IP address or host name a LoadBalancer
+	// Service was given, with its ports.
+	AddressLoadBalancer AddressType = "LoadBalancer"
+	// AddressURL is a URL of the route.
+	AddressURL AddressType = "URL"
+)
+
+// Address is one place where the application can be reached.
+type Address struct {
+	// type is ServiceDNS, LoadBalancer or URL.
+	// +required
+	Type AddressType `json:"type"`
+
+	// value is a host name or IP address (ServiceDNS, LoadBalancer) or a
+	// URL.
+	// +required
+	// +kubebuilder:validation:MaxLength=1300
+	Value string `json:"value"`
+
+	// ports are the Service ports reachable at value (ServiceDNS,
+	// LoadBalancer).
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=16
+	Ports []int32 `json:"ports,omitempty"`
+}

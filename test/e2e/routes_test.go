@@ -1,0 +1,295 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	networkingv1 "k8s.io/api/networking/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+	gatewayclient "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned"
+
+	appv1 "deployobject.dev/controller/pkg/apis/app/v1"
+	"deployobject.dev/controller/pkg/crdinstall"
+)
+
+// waitAddress waits until the DeployObject's status.addresses holds want.
+func waitAddress(t *testing.T, ns, name string, want appv1.Address) {
+	t.Helper()
+	eventually(t, timeout, fmt.Sprintf("address %s on %s", want.Value, name), func() (bool, string, error) {
+		d := getDO(t, ns, name)
+		return slices.ContainsFunc(d.Status.Addresses, func(a appv1.Address) bool { return equality.Semantic.DeepEqual(a, want) }), fmt.Sprintf("%+v", d.Status.Addresses), nil
+	})
+}
+
+// waitRouteConditionGone waits until the DeployObject has no Route
+// condition for its current generation.
+func waitRouteConditionGone(t *testing.T, ns, name string) {
+	t.Helper()
+	eventually(t, timeout, "the Route condition removed", func() (bool, string, error) {
+		d := getDO(t, ns, name)
+		c := meta.FindStatusCondition(d.Status.Conditions, appv1.ConditionRoute)
+		return c == nil && d.Status.ObservedGeneration == d.Generation, fmt.Sprintf("%+v", c), nil
+	})
+}
+
+// expectNoRouteWrites fails if the controller wrote anything in ns since
+// settled, routes included.
+func expectNoRouteWrites(t *testing.T, ns string, settled time.Time) {
+	t.Helper()
+	w := allWrites(t, ns, settled)
+	if len(w) != 0 {
+		t.Errorf("writes in steady state: %v", w)
+	}
+}
+
+// TestRoutesIngress: an Ingress is made for a DeployObject whose route
+// sets ingressClassName; a test playing the ingress controller gives it an
+// address, which the Route condition and status.addresses report; steady
+// state costs no write against the API server's own handling of Ingresses;
+// drift is undone; a foreign Ingress of the same name is reported and never
+// written; removing the route removes the Ingress.
+func TestRoutesIngress(t *testing.T) {
+	ns := newNamespace(t)
+	startChildrenController(t, ns)
+	ingresses := env.kube.NetworkingV1().Ingresses(ns)
+
+	create(t, newDO(ns, "web", func(d *appv1.DeployObject) {
+		d.Spec.Route = &appv1.Route{Port: "http", Hostnames: []string{"shop.example.com", "*.shop.example.com"}, Path: "/api", IngressClassName: ptr.To("nginx"), TLSSecretName: ptr.To("shop-tls")}
+	}))
+	dobj := waitReady(t, ns, "web")
+	ing, err := ingresses.Get(ctx, "web", metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("reading the Ingress: %v", err)
+	}
+	if !controlledBy(ing, dobj) || len(ing.Spec.Rules) != 2 || ing.Spec.Rules[0].HTTP.Paths[0].Backend.Service.Port.Name != "http" || ing.Spec.TLS[0].SecretName != "shop-tls" {
+		t.Errorf("Ingress = %+v", ing.Spec)
+	}
+	waitChildCondition(t, ns, "web", appv1.ConditionRoute, metav1.ConditionFalse, appv1.ReasonProgressing)
+	waitAddress(t, ns, "web", appv1.Address{Type: appv1.AddressServiceDNS, Value: "web." + ns + ".svc", Ports: []int32{80}})
+
+	// The ingress controller's part: an address.
+	ing.Status.LoadBalancer.Ingress = []networkingv1.IngressLoadBalancerIngress{{IP: "192.0.2.7"}}
+	if _, err := ingresses.UpdateStatus(ctx, ing, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	c := waitChildCondition(t, ns, "web", appv1.ConditionRoute, metav1.ConditionTrue, appv1.ReasonAddressAssigned)
+	t.Logf("Route condition: %s", c.Message)
+	waitAddress(t, ns, "web", appv1.Address{Type: appv1.AddressURL, Value: "https://shop.example.com/api"})
+	if out, err := kubectl("-n", ns, "describe", "dobj", "web"); err != nil || !strings.Contains(out, "AddressAssigned") {
+		t.Errorf("kubectl describe does not show the route: %v\n%s", err, out)
+	}
+
+	settled := time.Now()
+	time.Sleep(3 * childrenResync)
+	expectNoRouteWrites(t, ns, settled)
+
+	kubectlPatch(t, ns, "ingress/web", `[{"op":"replace","path":"/spec/rules/0/http/paths/0/path","value":"/"}]`)
+	eventually(t, timeout, "the Ingress's drift corrected", func() (bool, string, error) {
+		i, err := ingresses.Get(ctx, "web", metav1.GetOptions{})
+		if err != nil {
+			return false, "", err
+		}
+		return i.Spec.Rules[0].HTTP.Paths[0].Path == "/api", i.Spec.Rules[0].HTTP.Paths[0].Path, nil
+	})
+
+	updateDO(t, ns, "web", func(d *appv1.DeployObject) { d.Spec.Route = nil })
+	waitGone(t, "Ingress web", func() error {
+		_, err := ingresses.Get(ctx, "web", metav1.GetOptions{})
+		return err
+	})
+	waitRouteConditionGone(t, ns, "web")
+
+	prefix := networkingv1.PathTypePrefix
+	foreign, err := ingresses.Create(ctx, &networkingv1.Ingress{
+		ObjectMeta: metav1.ObjectMeta{Name: "theirs", Labels: map[string]string{"owner": "someone-else"}},
+		Spec: networkingv1.IngressSpec{Rules: []networkingv1.IngressRule{{Host: "theirs.example.com", IngressRuleValue: networkingv1.IngressRuleValue{HTTP: &networkingv1.HTTPIngressRuleValue{
+			Paths: []networkingv1.HTTPIngressPath{{Path: "/", PathType: &prefix, Backend: networkingv1.IngressBackend{Service: &networkingv1.IngressServiceBackend{Name: "theirs", Port: networkingv1.ServiceBackendPort{Number: 80}}}}},
+		}}}}},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	create(t, newDO(ns, "theirs", func(d *appv1.DeployObject) {
+		d.Spec.Route = &appv1.Route{Port: "http", IngressClassName: ptr.To("nginx")}
+	}))
+	waitReason(t, ns, "theirs", metav1.ConditionFalse, appv1.ReasonResourceConflict)
+	waitChildCondition(t, ns, "theirs", appv1.ConditionRoute, metav1.ConditionFalse, appv1.ReasonResourceConflict)
+	if got, err := ingresses.Get(ctx, "theirs", metav1.GetOptions{}); err != nil || got.ResourceVersion != foreign.ResourceVersion {
+		t.Errorf("the foreign Ingress was changed: %v %+v", err, got)
+	}
+	expectOnlyRefusedCreates(t, ns, "ingresses", "theirs")
+}
+
+// installGatewayAPI installs the Gateway API's standard CRDs from the
+// sigs.k8s.io/gateway-api module the controller is built with.
+func installGatewayAPI(t *testing.T) {
+	t.Helper()
+	cmd := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "sigs.k8s.io/gateway-api")
+	cmd.Dir = env.repoRoot
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("finding the gateway-api module: %v", err)
+	}
+	dir := filepath.Join(strings.TrimSpace(string(out)), "config", "crd", "standard")
+	if err := crdinstall.Install(ctx, env.cfg, dir); err != nil {
+		t.Fatalf("installing the Gateway API CRDs from %s: %v", dir, err)
+	}
+}
+
+// gatewayAPIServed reports whether the cluster serves HTTPRoutes.
+func gatewayAPIServed(t *testing.T) bool {
+	t.Helper()
+	list, err := env.kube.Discovery().ServerResourcesForGroupVersion(gatewayv1.SchemeGroupVersion.String())
+	if apierrors.IsNotFound(err) {
+		return false
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return slices.ContainsFunc(list.APIResources, func(r metav1.APIResource) bool { return r.Name == "httproutes" })
+}
+
+// playGateway writes the status a Gateway controller writes for every
+// parent of the HTTPRoute: Accepted and ResolvedRefs with the given
+// statuses and reasons, for its current generation.
+func playGateway(t *testing.T, routes gatewayclient.Interface, ns, name string, accepted metav1.ConditionStatus, acceptedReason string, resolved metav1.ConditionStatus, resolvedReason string) {
+	t.Helper()
+	r, err := routes.GatewayV1().HTTPRoutes(ns).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Status.Parents = nil
+	for _, ref := range r.Spec.ParentRefs {
+		r.Status.Parents = append(r.Status.Parents, gatewayv1.RouteParentStatus{
+			ParentRef: ref, ControllerName: "example.com/test-gateway",
+			Conditions: []metav1.Condition{
+				{Type: "Accepted", Status: accepted, Reason: acceptedReason, Message: "the test says " + acceptedReason, ObservedGeneration: r.Generation, LastTransitionTime: metav1.Now()},
+				{Type: "ResolvedRefs", Status: resolved, Reason: resolvedReason, Message: "the test says " + resolvedReason, ObservedGeneration: r.Generation, LastTransitionTime: metav1.Now()},
+			},
+		})
+	}
+	if _, err := routes.GatewayV1().HTTPRoutes(ns).UpdateStatus(ctx, r, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestRoutesHTTPRoute: on a cluster without the Gateway API CRDs, a
+// DeployObject asking for an HTTPRoute is Ready=False
+// GatewayAPIUnavailable, without a retry loop; once the CRDs are installed
+// the running controller makes the HTTPRoute. A test playing the Gateway
+// controller accepts and rejects it, and the Route condition follows;
+// steady state costs no write; drift is undone; a foreign HTTPRoute is
+// never written; removing the route removes the HTTPRoute.
+func TestRoutesHTTPRoute(t *testing.T) {
+	ns := newNamespace(t)
+	routes := gatewayclient.NewForConfigOrDie(env.cfg).GatewayV1().HTTPRoutes(ns)
+	gateway := gatewayclient.NewForConfigOrDie(env.cfg)
+	withoutCRDs := !gatewayAPIServed(t)
+	startChildrenController(t, ns)
+
+	create(t, newDO(ns, "web", func(d *appv1.DeployObject) {
+		d.Spec.Route = &appv1.Route{Port: "http", Hostnames: []string{"shop.example.com"}, ParentRefs: []appv1.GatewayRef{{Name: "public", Namespace: ptr.To("infra"), SectionName: ptr.To("http")}}}
+	}))
+	if withoutCRDs {
+		c := waitReason(t, ns, "web", metav1.ConditionFalse, appv1.ReasonGatewayAPIUnavailable)
+		t.Logf("Ready without the Gateway API: %s", c.Message)
+		waitChildCondition(t, ns, "web", appv1.ConditionRoute, metav1.ConditionFalse, appv1.ReasonGatewayAPIUnavailable)
+		// The rest is made and rolled out meanwhile.
+		eventually(t, timeout, "the Deployment rolled out", func() (bool, string, error) {
+			d := getDO(t, ns, "web")
+			return d.Status.AvailableReplicas == 2, fmt.Sprintf("%d available", d.Status.AvailableReplicas), nil
+		})
+		// No retry loop: over three resyncs, no further status write.
+		settled := time.Now()
+		time.Sleep(3 * childrenResync)
+		expectNoRouteWrites(t, ns, settled)
+		installGatewayAPI(t)
+	} else {
+		t.Log("the cluster already serves HTTPRoutes: the path without them is not shown by this run")
+	}
+
+	var route *gatewayv1.HTTPRoute
+	// The controller asks discovery every 20 s.
+	eventually(t, 2*timeout, "HTTPRoute web made", func() (bool, string, error) {
+		r, err := routes.Get(ctx, "web", metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return false, "not yet", nil
+		}
+		route = r
+		return err == nil, "", err
+	})
+	dobj := waitReady(t, ns, "web")
+	if !controlledBy(route, dobj) || len(route.Spec.Hostnames) != 1 || *route.Spec.Rules[0].BackendRefs[0].Port != 80 {
+		t.Errorf("HTTPRoute = %+v", route.Spec)
+	}
+	waitChildCondition(t, ns, "web", appv1.ConditionRoute, metav1.ConditionFalse, appv1.ReasonProgressing)
+
+	playGateway(t, gateway, ns, "web", metav1.ConditionTrue, "Accepted", metav1.ConditionTrue, "ResolvedRefs")
+	c := waitChildCondition(t, ns, "web", appv1.ConditionRoute, metav1.ConditionTrue, appv1.ReasonAccepted)
+	t.Logf("Route condition: %s", c.Message)
+	waitAddress(t, ns, "web", appv1.Address{Type: appv1.AddressURL, Value: "http://shop.example.com/"})
+
+	settled := time.Now()
+	time.Sleep(3 * childrenResync)
+	expectNoRouteWrites(t, ns, settled)
+
+	playGateway(t, gateway, ns, "web", metav1.ConditionFalse, "NotAllowedByListeners", metav1.ConditionTrue, "ResolvedRefs")
+	c = waitChildCondition(t, ns, "web", appv1.ConditionRoute, metav1.ConditionFalse, "NotAllowedByListeners")
+	if !strings.Contains(c.Message, "Gateway infra/public/http does not accept") {
+		t.Errorf("Route message %q does not say which Gateway", c.Message)
+	}
+	// A route not accepted is no place to reach the application.
+	if d := getDO(t, ns, "web"); slices.ContainsFunc(d.Status.Addresses, func(a appv1.Address) bool { return a.Type == appv1.AddressURL }) {
+		t.Errorf("addresses %+v still list the rejected route", d.Status.Addresses)
+	}
+	playGateway(t, gateway, ns, "web", metav1.ConditionTrue, "Accepted", metav1.ConditionFalse, "BackendNotFound")
+	waitChildCondition(t, ns, "web", appv1.ConditionRoute, metav1.ConditionFalse, "BackendNotFound")
+	if out, err := kubectl("-n", ns, "describe", "dobj", "web"); err != nil || !strings.Contains(out, "BackendNotFound") {
+		t.Errorf("kubectl describe does not show the route: %v\n%s", err, out)
+	}
+
+	kubectlPatch(t, ns, "httproute/web", `[{"op":"add","path":"/spec/hostnames/-","value":"evil.example.com"}]`)
+	eventually(t, timeout, "the HTTPRoute's drift corrected", func() (bool, string, error) {
+		r, err := routes.Get(ctx, "web", metav1.GetOptions{})
+		if err != nil {
+			return false, "", err
+		}
+		return len(r.Spec.Hostnames) == 1, fmt.Sprintf("%v", r.Spec.Hostnames), nil
+	})
+
+	updateDO(t, ns, "web", func(d *appv1.DeployObject) { d.Spec.Route = nil })
+	waitGone(t, "HTTPRoute web", func() error {
+		_, err := routes.Get(ctx, "web", metav1.GetOptions{})
+		return err
+	})
+	waitRouteConditionGone(t, ns, "web")
+
+	foreign, err := routes.Create(ctx, &gatewayv1.HTTPRoute{
+		ObjectMeta: metav1.ObjectMeta{Name: "theirs", Labels: map[string]string{"owner": "someone-else"}},
+		Spec:       gatewayv1.HTTPRouteSpec{CommonRouteSpec: gatewayv1.CommonRouteSpec{ParentRefs: []gatewayv1.ParentReference{{Name: "other"}}}},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	create(t, newDO(ns, "theirs", func(d *appv1.DeployObject) {
+		d.Spec.Route = &appv1.Route{Port: "http", ParentRefs: []appv1.GatewayRef{{Name: "public"}}}
+	}))
+	waitReason(t, ns, "theirs", metav1.ConditionFalse, appv1.ReasonResourceConflict)
+	waitChildCondition(t, ns, "theirs", appv1.ConditionRoute, metav1.ConditionFalse, appv1.ReasonResourceConflict)
+	if got, err := routes.Get(ctx, "theirs", metav1.GetOptions{}); err != nil || got.ResourceVersion != foreign.ResourceVersion {
+		t.Errorf("the foreign HTTPRoute was changed: %v %+v", err, got)
+	}
+	expectOnlyRefusedCreates(t, ns, "httproutes", "theirs")
+}
