@@ -246,8 +246,8 @@ func (b *bench) measureWave(ctx context.Context, obs *observer, ctrl *controller
 	return res, nil
 }
 
-// children creates N DeployObjects that set every optional child under a
-// running controller and times them to Ready; then it restarts the
+// children creates N DeployObjects that set every optional child (see
+// withChildren) under a running controller and times them to Ready; then it restarts the
 // controller over them and counts its writes, which should be none, with
 // the autoscalers writing their status every 15 s meanwhile.
 func (b *bench) children(ctx context.Context) (*childrenResult, error) {
