@@ -56,6 +56,10 @@ var figures = []figure{
 		value: func(r *report) (float64, bool) { return fromPtr(r.Backlog, reconciled) }},
 	{step: "backlog", name: "limit / reconciled",
 		value: func(r *report) (float64, bool) {
+			if r.Limit == nil {
+				// Without the limit step there is no ratio to judge.
+				return 0, false
+			}
 			return fromPtr(r.Backlog, func(c *convergeResult) float64 { return c.LimitOverReconciled })
 		},
 		check: func(v float64) bool { return v >= minLimitRatio }, target: fmt.Sprintf("≥ %.1f", minLimitRatio), atScale: atTargetN},

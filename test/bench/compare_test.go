@@ -66,6 +66,10 @@ func TestPrintComparisonJudgesTargets(t *testing.T) {
 		}},
 		{"slow backlog", func(r *report) { r.Backlog.LimitOverReconciled = 0.5 },
 			[]string{"backlog limit / reconciled = 0.50, target ≥ 0.6"}},
+		{"a backlog without the limit step has no ratio to judge", func(r *report) {
+			r.Limit = nil
+			r.Backlog.LimitOverReconciled = 0
+		}, nil},
 		{"a small run is not held to the size-bound targets", func(r *report) {
 			r.N, r.MemN = 50, 200
 			r.Backlog.LimitOverReconciled = 0.5
