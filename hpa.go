@@ -110,11 +110,7 @@ func mergeHPA(live, desired *autoscalingv2.HorizontalPodAutoscaler) (*autoscalin
 // status autoscalingCondition reads; metrics readings, which change at every
 // evaluation, are dropped.
 func slimHPA(h *autoscalingv2.HorizontalPodAutoscaler) *autoscalingv2.HorizontalPodAutoscaler {
-	hash, hashed := h.Annotations[appv1.AnnotationAutoscalerHash]
-	h.ObjectMeta = slimMeta(h.ObjectMeta)
-	if hashed {
-		h.Annotations = map[string]string{appv1.AnnotationAutoscalerHash: hash}
-	}
+	h.ObjectMeta = slimMetaKeeping(h.ObjectMeta, appv1.AnnotationAutoscalerHash)
 	ref := &h.Spec.ScaleTargetRef
 	ref.APIVersion, ref.Kind, ref.Name = intern(ref.APIVersion), intern(ref.Kind), share(ref.Name, h.Name)
 	kept := h.Status.Conditions[:0]

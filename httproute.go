@@ -124,11 +124,7 @@ func mergeHTTPRoute(live, desired *gatewayv1.HTTPRoute) (*gatewayv1.HTTPRoute, b
 // and of the status, each parent's Accepted and ResolvedRefs conditions,
 // which httpRouteCondition reads.
 func slimHTTPRoute(r *gatewayv1.HTTPRoute) *gatewayv1.HTTPRoute {
-	hash, hashed := r.Annotations[appv1.AnnotationRouteHash]
-	r.ObjectMeta = slimMeta(r.ObjectMeta)
-	if hashed {
-		r.Annotations = map[string]string{appv1.AnnotationRouteHash: hash}
-	}
+	r.ObjectMeta = slimMetaKeeping(r.ObjectMeta, appv1.AnnotationRouteHash)
 	parents := r.Status.Parents
 	for i := range parents {
 		kept := parents[i].Conditions[:0]

@@ -73,6 +73,18 @@ func slimMeta(m metav1.ObjectMeta) metav1.ObjectMeta {
 	}
 }
 
+// slimMetaKeeping is slimMeta that also keeps the annotation named key, if
+// m has it: the hash a child was last written from, which its in-sync
+// check reads.
+func slimMetaKeeping(m metav1.ObjectMeta, key string) metav1.ObjectMeta {
+	value, ok := m.Annotations[key]
+	out := slimMeta(m)
+	if ok {
+		out.Annotations = map[string]string{key: value}
+	}
+	return out
+}
+
 // intern returns the one shared copy of s.
 func intern[S ~string](s S) S {
 	return S(unique.Make(string(s)).Value())
