@@ -104,11 +104,19 @@ func (b *bench) backlogIn(ctx context.Context, subj subject, ns, label string, f
 	if err != nil {
 		return nil, err
 	}
-	ctrl, readyz, err := b.startReadyAs(ctx, subj, label, flags...)
+	ctrl, err := b.startController(subj, label, flags...)
 	if err != nil {
 		return nil, err
 	}
 	defer b.stopController(ctrl)
+	// Profiled from its start: decoding the initial lists is part of the
+	// backlog's CPU.
+	cpu := startCPUProfiler(ctx, ctrl, b.logDir, b.logf)
+	defer cpu.finish()
+	readyz, err := ctrl.waitReady(ctx, readyzTimeout)
+	if err != nil {
+		return nil, err
+	}
 	conv, err := waitConverged(ctx, obs, ctrl, n, ctrl.started, true)
 	if err != nil {
 		return nil, fmt.Errorf("waiting for the backlog: %w", err)
@@ -128,6 +136,9 @@ func (b *bench) backlogIn(ctx context.Context, subj subject, ns, label string, f
 	if l := b.report.Limit; l != nil {
 		res.LimitOverReconciled = l.Seconds / res.ReconciledSeconds
 	}
+	// Before the heap profile, whose forced GC would count in the CPU
+	// profile.
+	cpu.finish()
 	readyMem, err := ctrl.heap(ctx, filepath.Join(b.logDir, "heap-"+label+".pprof"))
 	if err != nil {
 		return nil, err
