@@ -79,8 +79,12 @@ func (p *cpuProfiler) run(ctx context.Context) {
 
 // finish lets the profile in flight complete, takes no other, says where
 // the profiles are and returns their files. Only the first call does so;
-// later ones return at once, so that a step can defer it as well.
+// later ones return at once, so that a step can defer it as well. On nil,
+// a run without --cpu-profile, it does nothing.
 func (p *cpuProfiler) finish() []string {
+	if p == nil {
+		return nil
+	}
 	var files []string
 	p.once.Do(func() {
 		close(p.stop)

@@ -194,3 +194,33 @@ func TestCPUProfilerControllerExited(t *testing.T) {
 		t.Errorf("log %q does not report the failure", log)
 	}
 }
+
+// Profiling costs the controller CPU, a judged figure: a run profiles only
+// when asked to.
+func TestCPUProfileIsOptIn(t *testing.T) {
+	for _, tt := range []struct {
+		args []string
+		want bool
+	}{
+		{nil, false},
+		{[]string{"--cpu-profile"}, true},
+		{[]string{"--cpu-profile=false"}, false},
+	} {
+		o, err := parseFlags(append([]string{"--kubeconfig", "kc"}, tt.args...))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if o.cpuProfile != tt.want {
+			t.Errorf("%q: cpuProfile = %v, want %v", tt.args, o.cpuProfile, tt.want)
+		}
+	}
+}
+
+// Without --cpu-profile a backlog has no profiler, and finishing it must
+// not hold up the heap profile that follows.
+func TestCPUProfilerNilFinish(t *testing.T) {
+	var p *cpuProfiler
+	if files := p.finish(); files != nil {
+		t.Errorf("finish of no profiler = %q", files)
+	}
+}
