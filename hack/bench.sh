@@ -5,6 +5,7 @@
 #   hack/bench.sh --n 50 --mem-n 200 --steps backlog,mem
 #   hack/bench.sh --controller-arg=--workers=32
 #   hack/bench.sh --peer=          # without the peer (test/bench/peer)
+#   hack/bench.sh --cpu-profile    # CPU profiles of the backlogs, at a CPU cost
 set -o errexit -o nounset -o pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd -P)

@@ -39,6 +39,9 @@ type figure struct {
 	target string
 	// atScale says whether the run was large enough for the target to apply.
 	atScale func(*report) bool
+	// notJudged, if set, says why a run's figure is not judged, or "" when
+	// it is: with or without a target.
+	notJudged func(*report) string
 }
 
 func atTargetN(r *report) bool    { return r.N >= targetN }
@@ -69,7 +72,8 @@ var figures = []figure{
 		value: func(r *report) (float64, bool) { return fromPtr(r.Backlog, writesPerObject) },
 		check: atMostWrites, target: fmt.Sprintf("≤ %d", maxWritesPerObject), atScale: always},
 	{step: "backlog", name: "CPU per 1000 reconciles", unit: "s",
-		value: func(r *report) (float64, bool) { return fromPtr(r.Backlog, cpuPer1000) }},
+		value:     func(r *report) (float64, bool) { return fromPtr(r.Backlog, cpuPer1000) },
+		notJudged: cpuProfiled},
 	{step: "burst", name: "first create → all Ready", unit: "s",
 		value: func(r *report) (float64, bool) { return fromPtr(r.Burst, ready) }},
 	{step: "burst", name: "writes/object to Ready", unit: "/object",
@@ -152,6 +156,15 @@ var figures = []figure{
 
 func always(*report) bool { return true }
 
+// cpuProfiled keeps the controller's CPU of a run with --cpu-profile from
+// being judged: the profiles' encoding counts in it.
+func cpuProfiled(r *report) string {
+	if r.CPUProfiles {
+		return "run with --cpu-profile, whose profiling costs the controller CPU"
+	}
+	return ""
+}
+
 func reconciled(c *convergeResult) float64      { return c.ReconciledSeconds }
 func ready(c *convergeResult) float64           { return c.ReadySeconds }
 func writesPerObject(c *convergeResult) float64 { return c.Writes.PerObject }
@@ -230,8 +243,15 @@ func printComparison(out io.Writer, r, base *report) ([]string, error) {
 		if base != nil {
 			was, hadBase = f.value(base)
 		}
-		verdict := ""
+		verdict, why := "", ""
+		if f.notJudged != nil {
+			why = f.notJudged(r)
+		}
 		switch {
+		case why != "" && f.check == nil:
+			verdict = "not judged: " + why
+		case why != "":
+			verdict = f.target + ": not judged: " + why
 		case f.check == nil:
 		case !f.atScale(r):
 			verdict = f.target + ": not judged at this size"

@@ -141,3 +141,29 @@ func TestPrintComparisonShowsChange(t *testing.T) {
 		t.Errorf("comparison without a baseline:\n%s", out.String())
 	}
 }
+
+// The controller's CPU of a run with --cpu-profile includes the profiling:
+// it is shown, and said not to be judged.
+func TestPrintComparisonCPUProfiled(t *testing.T) {
+	for _, profiled := range []bool{false, true} {
+		now := goodReport()
+		now.Backlog.CPUSecondsPer1000Reconciles = 2.6
+		now.CPUProfiles = profiled
+		var out strings.Builder
+		missed, err := printComparison(&out, now, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if missed != nil {
+			t.Errorf("profiled %v: missed = %q", profiled, missed)
+		}
+		words := strings.Join(strings.Fields(out.String()), " ")
+		row := "CPU per 1000 reconciles - 2.60 s - not judged: run with --cpu-profile, whose profiling costs the controller CPU"
+		if got := strings.Contains(words, row); got != profiled {
+			t.Errorf("profiled %v: the CPU row says not judged: %v:\n%s", profiled, got, out.String())
+		}
+		if !strings.Contains(words, "CPU per 1000 reconciles - 2.60 s") {
+			t.Errorf("profiled %v: no CPU row:\n%s", profiled, out.String())
+		}
+	}
+}

@@ -70,6 +70,7 @@ type options struct {
 	n              int
 	memN           int
 	concurrency    int
+	cpuProfile     bool
 	steps          []string
 	controllerArgs []string
 	sweep          [][]string
@@ -89,6 +90,9 @@ func parseFlags(args []string) (*options, error) {
 	fs.IntVar(&o.n, "n", 1000, "DeployObjects of the limit, backlog, sweep, burst, steady and update steps.")
 	fs.IntVar(&o.memN, "mem-n", 10000, "DeployObjects, and unrelated Deployments, ConfigMaps and Secrets each, of the mem step.")
 	fs.IntVar(&o.concurrency, "concurrency", 32, "Concurrent requests of the benchmark's own writers.")
+	fs.BoolVar(&o.cpuProfile, "cpu-profile", false, "Keep CPU profiles of the controller (and the peer) during every backlog, from its start to all Ready, "+
+		"as consecutive 10 s profiles cpu-<run>-NN.pprof (cpu-backlog-01.pprof, ...) in the controller log directory. "+
+		"Profiling costs the controller CPU, counted in its figures, so it is off by default and a run with it has its CPU per 1000 reconciles not judged.")
 	// `make bench` runs every step but the sweep; --peer adds the peer's.
 	defaultSteps := slices.DeleteFunc(slices.Clone(stepNames), func(s string) bool { return s == "sweep" || isPeerStep(s) })
 	steps := fs.String("steps", strings.Join(defaultSteps, ","), "Comma-separated steps to run, of: "+strings.Join(stepNames, ", ")+
@@ -274,6 +278,7 @@ func newBench(opts *options) (*bench, error) {
 		N:                 opts.n,
 		MemN:              opts.memN,
 		Concurrency:       opts.concurrency,
+		CPUProfiles:       opts.cpuProfile,
 		Steps:             opts.steps,
 		ControllerFlags:   nonNil(opts.controllerArgs),
 		HarnessFlags:      harnessFlags,

@@ -36,6 +36,9 @@ type report struct {
 	HarnessFlags    []string           `json:"harnessFlags"`
 	StepSeconds     map[string]float64 `json:"stepSeconds"`
 	Error           string             `json:"error,omitempty"`
+	// CPUProfiles says whether the backlogs ran profiled (--cpu-profile),
+	// which costs the controller CPU.
+	CPUProfiles bool `json:"cpuProfiles"`
 
 	Limit   *limitResult    `json:"limit,omitempty"`
 	Backlog *convergeResult `json:"backlog,omitempty"`
@@ -280,8 +283,12 @@ func writeJSON(path string, r *report) error {
 // order, with writes per object to make runs of any N comparable.
 func printTable(out io.Writer, r *report) error {
 	fmt.Fprintf(out, "deployobject-controller benchmark, %s, commit %s, controller %s\n", r.Date, r.Commit, r.ControllerVersion)
-	fmt.Fprintf(out, "N=%d mem-n=%d concurrency=%d, %s, %d CPUs, Kubernetes %s (%s, %d nodes), controller flags: %s\n\n",
+	fmt.Fprintf(out, "N=%d mem-n=%d concurrency=%d, %s, %d CPUs, Kubernetes %s (%s, %d nodes), controller flags: %s\n",
 		r.N, r.MemN, r.Concurrency, r.GoVersion, r.NProc, r.KubernetesVersion, r.Cluster, r.Nodes, flagsString(r.ControllerFlags))
+	if r.CPUProfiles {
+		fmt.Fprintln(out, "CPU profiles of every backlog (--cpu-profile): the controller's CPU in them includes the profiling")
+	}
+	fmt.Fprintln(out)
 	w := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
 	row := func(step, metric, format string, args ...any) {
 		fmt.Fprintf(w, "%s\t%s\t%s\n", step, metric, fmt.Sprintf(format, args...))

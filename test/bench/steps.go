@@ -104,11 +104,12 @@ func (b *bench) backlogIn(ctx context.Context, subj subject, ns, label string, f
 	if err != nil {
 		return nil, err
 	}
-	ctrl, readyz, err := b.startReadyAs(ctx, subj, label, flags...)
+	ctrl, readyz, cpu, err := b.startBacklogController(ctx, subj, label, flags...)
 	if err != nil {
 		return nil, err
 	}
 	defer b.stopController(ctrl)
+	defer cpu.finish()
 	conv, err := waitConverged(ctx, obs, ctrl, n, ctrl.started, true)
 	if err != nil {
 		return nil, fmt.Errorf("waiting for the backlog: %w", err)
@@ -128,6 +129,9 @@ func (b *bench) backlogIn(ctx context.Context, subj subject, ns, label string, f
 	if l := b.report.Limit; l != nil {
 		res.LimitOverReconciled = l.Seconds / res.ReconciledSeconds
 	}
+	// Before the heap profile, whose forced GC would count in the CPU
+	// profile; without --cpu-profile it returns at once.
+	cpu.finish()
 	readyMem, err := ctrl.heap(ctx, filepath.Join(b.logDir, "heap-"+label+".pprof"))
 	if err != nil {
 		return nil, err
@@ -139,6 +143,30 @@ func (b *bench) backlogIn(ctx context.Context, subj subject, ns, label string, f
 		RSSPerObjectNetBytes:       (readyMem.RSSBytes - empty.RSSBytes) / float64(n),
 	}
 	return res, nil
+}
+
+// startBacklogController starts subj as label and waits for its /readyz.
+// With --cpu-profile it also returns the profiler of the process, started
+// before its caches sync so that decoding the initial lists is part of the
+// profile; without, the profiler is nil and the process is started as by
+// startReadyAs.
+func (b *bench) startBacklogController(ctx context.Context, subj subject, label string, flags ...string) (*controller, time.Duration, *cpuProfiler, error) {
+	if !b.opts.cpuProfile {
+		ctrl, readyz, err := b.startReadyAs(ctx, subj, label, flags...)
+		return ctrl, readyz, nil, err
+	}
+	ctrl, err := b.startController(subj, label, flags...)
+	if err != nil {
+		return nil, 0, nil, err
+	}
+	cpu := startCPUProfiler(ctx, ctrl, b.logDir, b.logf)
+	readyz, err := ctrl.waitReady(ctx, readyzTimeout)
+	if err != nil {
+		cpu.finish()
+		b.stopController(ctrl)
+		return nil, 0, nil, err
+	}
+	return ctrl, readyz, cpu, nil
 }
 
 // idleMemory is subj's memory after a forced GC, started over no
