@@ -23,13 +23,14 @@ import (
 //
 // Each transform trims the freshly decoded object in place, so an event
 // costs no second allocation of the object. The children with a protobuf
-// encoding are then cached packed (see packed.go). Of what stays decoded
-// (DeployObjects, ConfigMaps, Secrets, HTTPRoutes, and the metadata of
-// packed children) the strings that thousands of cached objects repeat
-// (label keys, the namespace, owner references' API version and kind,
-// images, port names and protocols) point at one shared copy each, and the
-// copies of an object's own name in its labels and owner references at its
-// name: decoded, every object holds its own copy of each.
+// encoding are then cached packed (see packed.go), and ConfigMaps and
+// Secrets packed as their per-key hashes (see slimConfigMap). Of what stays
+// decoded (DeployObjects, HTTPRoutes, and the metadata of packed objects)
+// the strings that thousands of cached objects repeat (label keys, the
+// namespace, owner references' API version and kind, images, port names and
+// protocols) point at one shared copy each, and the copies of an object's
+// own name in its labels and owner references at its name: decoded, every
+// object holds its own copy of each.
 
 // transformObject dispatches on the type the informer delivers; anything
 // else (tombstones are not transformed) passes unchanged.
@@ -46,9 +47,9 @@ func transformObject(obj any) (any, error) {
 	case *autoscalingv2.HorizontalPodAutoscaler:
 		return pack(slimHPA(o))
 	case *corev1.ConfigMap:
-		return slimConfigMap(o), nil
+		return slimConfigMap(o)
 	case *corev1.Secret:
-		return slimSecret(o), nil
+		return slimSecret(o)
 	case *networkingv1.Ingress:
 		return pack(slimIngress(o))
 	case *gatewayv1.HTTPRoute:
