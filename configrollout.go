@@ -279,10 +279,7 @@ func packHashes(m metav1.ObjectMeta, hashes protoObject) (*packed, error) {
 	if err != nil {
 		return nil, fmt.Errorf("encoding the key hashes of %s/%s for the cache: %w", m.Namespace, m.Name, err)
 	}
-	return &packed{
-		ObjectMeta: metav1.ObjectMeta{Name: m.Name, Namespace: intern(m.Namespace), UID: m.UID, ResourceVersion: m.ResourceVersion},
-		Protobuf:   data,
-	}, nil
+	return &packed{Name: m.Name, Namespace: intern(m.Namespace), UID: m.UID, ResourceVersion: m.ResourceVersion, Protobuf: data}, nil
 }
 
 // configMapData and secretData are configData from a cached object, or

@@ -329,7 +329,7 @@ func metaOf(obj any) (metav1.Object, error) {
 	}
 	switch o := obj.(type) {
 	case *packed:
-		return o, nil
+		return o.GetObjectMeta(), nil
 	case *gatewayv1.HTTPRoute:
 		return o, nil
 	default:

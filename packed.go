@@ -2,12 +2,14 @@ package main
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/cache"
 )
 
@@ -33,19 +35,27 @@ type protoObject interface {
 	Unmarshal([]byte) error
 }
 
-// packed is what a child cache holds of one object. Its metadata is what
-// the store's key, the event handlers (ownerName) and client-go's cache
-// checks read: the name, namespace, UID, resourceVersion and owner
-// references, and the labels only of an object without a controller,
-// where ownerName looks for the DeployObject that would adopt it.
+// packed is what a cache holds of one object. Its metadata is what the
+// store's key, the event handlers (ownerName) and client-go's cache checks
+// read: the name, namespace, UID, resourceVersion and owner references,
+// and the labels only of an object without a controller, where ownerName
+// looks for the DeployObject that would adopt it. It is not a
+// metav1.ObjectMeta, whose 232 bytes would be most of a small packed
+// object: client-go reads it through GetObjectMeta. Its fields are
+// exported so that equality.Semantic.DeepEqual, which refuses unexported
+// fields, can compare packed objects.
 type packed struct {
-	metav1.ObjectMeta
-	// Protobuf is exported so that equality.Semantic.DeepEqual, which
-	// refuses unexported fields, can compare packed objects.
-	Protobuf []byte
+	Name, Namespace, ResourceVersion string
+	UID                              types.UID
+	OwnerReferences                  []metav1.OwnerReference
+	Labels                           map[string]string
+	Protobuf                         []byte
 }
 
-var _ runtime.Object = &packed{}
+var (
+	_ runtime.Object            = &packed{}
+	_ metav1.ObjectMetaAccessor = &packed{}
+)
 
 // GetObjectKind: a packed object has no kind of its own, as objects from a
 // watch have none once decoded.
@@ -54,7 +64,31 @@ func (p *packed) GetObjectKind() schema.ObjectKind { return schema.EmptyObjectKi
 // DeepCopyObject is what client-go's cache mutation detector keeps to
 // compare the cache against later.
 func (p *packed) DeepCopyObject() runtime.Object {
-	return &packed{ObjectMeta: *p.ObjectMeta.DeepCopy(), Protobuf: slices.Clone(p.Protobuf)}
+	c := *p
+	c.OwnerReferences = nil
+	for _, ref := range p.OwnerReferences {
+		c.OwnerReferences = append(c.OwnerReferences, *ref.DeepCopy())
+	}
+	c.Labels = maps.Clone(p.Labels)
+	c.Protobuf = slices.Clone(p.Protobuf)
+	return &c
+}
+
+// GetObjectMeta is p's metadata as client-go's meta.Accessor reads it,
+// built on each call, with the encoding beside it: the watch-list
+// consistency detector compares what it returns for cached and listed
+// objects, which then covers what the cache holds.
+func (p *packed) GetObjectMeta() metav1.Object {
+	return &packedMeta{
+		ObjectMeta: metav1.ObjectMeta{Name: p.Name, Namespace: p.Namespace, UID: p.UID, ResourceVersion: p.ResourceVersion, OwnerReferences: p.OwnerReferences, Labels: p.Labels},
+		Protobuf:   p.Protobuf,
+	}
+}
+
+// packedMeta is a packed object's metadata as a metav1.Object.
+type packedMeta struct {
+	metav1.ObjectMeta
+	Protobuf []byte
 }
 
 // pack encodes obj, already trimmed.
@@ -63,17 +97,18 @@ func pack(obj protoObject) (*packed, error) {
 	if err != nil {
 		return nil, fmt.Errorf("encoding %T %s/%s for the cache: %w", obj, obj.GetNamespace(), obj.GetName(), err)
 	}
-	meta := metav1.ObjectMeta{
+	p := &packed{
 		Name:            obj.GetName(),
 		Namespace:       obj.GetNamespace(),
 		UID:             obj.GetUID(),
 		ResourceVersion: obj.GetResourceVersion(),
 		OwnerReferences: obj.GetOwnerReferences(),
+		Protobuf:        data,
 	}
 	if metav1.GetControllerOfNoCopy(obj) == nil {
-		meta.Labels = obj.GetLabels()
+		p.Labels = obj.GetLabels()
 	}
-	return &packed{ObjectMeta: meta, Protobuf: data}, nil
+	return p, nil
 }
 
 // packedLister reads a cache of packed objects of one kind, T, whose

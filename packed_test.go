@@ -1,6 +1,7 @@
 package main
 
 import (
+	"reflect"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -9,6 +10,7 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -96,5 +98,33 @@ func TestPackedDeepCopyIsIndependent(t *testing.T) {
 	}
 	if c.GetObjectKind().GroupVersionKind() != (schema.GroupVersionKind{}) {
 		t.Error("a packed object has a kind")
+	}
+}
+
+// TestPackedMetadataAsClientGoReadsIt: client-go reads a packed object's
+// metadata through meta.Accessor, for the store's key and for the
+// watch-list consistency detector, which compares what it returns for
+// cached and listed objects and so must see their encodings differ.
+func TestPackedMetadataAsClientGoReadsIt(t *testing.T) {
+	obj, err := transformObject(liveDeployment(newDeployObject()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := obj.(*packed)
+	if key, err := cache.MetaNamespaceKeyFunc(p); err != nil || key != "apps/web" {
+		t.Errorf("key %q, %v; want apps/web", key, err)
+	}
+	m, err := meta.Accessor(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.GetUID() != p.UID || m.GetResourceVersion() != p.ResourceVersion || len(m.GetOwnerReferences()) != 1 {
+		t.Errorf("metadata read back as %+v", m)
+	}
+	other := p.DeepCopyObject().(*packed)
+	other.Protobuf[len(other.Protobuf)-1]++
+	o, _ := meta.Accessor(other)
+	if reflect.DeepEqual(m, o) {
+		t.Error("objects whose encodings differ look the same to the consistency detector")
 	}
 }
