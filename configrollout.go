@@ -191,18 +191,19 @@ func shortHash(s string) string {
 	return hex.EncodeToString(sum[:8])
 }
 
-// valueHash is the hash the cache keeps of one value. A Secret's values are
-// hashed together with its UID, which only those who may read the Secret
-// know: the hash lands in the pod template, which many more may read, and a
-// plain hash of a short secret could be reversed by trying every value. The
-// price is one rollout when a Secret is deleted and created again with the
-// same data.
-func valueHash(salt string, value []byte) string {
+// valueHash is the hash the cache keeps of one value: the first 8 bytes of
+// its SHA-256, held as bytes (configData shows them as 16 hex digits). A
+// Secret's values are hashed together with its UID, which only those who
+// may read the Secret know: the hash lands in the pod template, which many
+// more may read, and a plain hash of a short secret could be reversed by
+// trying every value. The price is one rollout when a Secret is deleted and
+// created again with the same data.
+func valueHash(salt string, value []byte) []byte {
 	h := sha256.New()
 	h.Write([]byte(salt))
 	h.Write([]byte{0})
 	h.Write(value)
-	return hex.EncodeToString(h.Sum(nil)[:8])
+	return h.Sum(nil)[:8]
 }
 
 // configRefs are the references of dobj's pods to what c tracks.
@@ -233,77 +234,88 @@ func withConfigHash(desired *corev1.PodTemplateSpec, hash string) {
 // The caches keep of a ConfigMap or Secret its identity and the hash of
 // each key's value: the values themselves, which can be large and, for
 // Secrets, must not sit in the controller's memory or reach its logs, are
-// dropped as soon as the object is decoded. A ConfigMap's binaryData keys
-// join its data keys (the API server refuses a key in both).
+// dropped as soon as the object is decoded. Every ConfigMap and Secret of
+// the watched namespaces is cached, used or not, so each is packed (see
+// packed.go) as small as it goes: its identity in the packed metadata
+// only, and as protobuf an object holding nothing but the hashes, in
+// binaryData for a ConfigMap (its data keys join its binaryData keys: the
+// API server refuses a key in both) and in data for a Secret. A read
+// returns that object, without metadata. Equal bytes are equal hashes
+// (the encoding sorts the keys), which is how updateConfig tells a data
+// change from any other.
 //
-// The slim objects say so in their kind, which the API server never sends
-// and the caches keep for free: client-go may pass an object that is
-// already in the cache to the transform again (its TransformFunc must be
-// idempotent), and hashing the hashes would change the config hash of every
-// DeployObject using it, rolling out pods whose data did not change.
-const (
-	hashedConfigMapKind = "ConfigMapKeyHashes"
-	hashedSecretKind    = "SecretKeyHashes"
-)
+// client-go may pass an object that is already in the cache to the
+// transform again (its TransformFunc must be idempotent): a packed object
+// passes transformObject unchanged. Hashing the hashes would change the
+// config hash of every DeployObject using the object, rolling out pods
+// whose data did not change.
 
-func slimConfigMap(cm *corev1.ConfigMap) *corev1.ConfigMap {
-	if cm.Kind == hashedConfigMapKind {
-		return cm
-	}
-	hashes := make(map[string]string, len(cm.Data)+len(cm.BinaryData))
+func slimConfigMap(cm *corev1.ConfigMap) (*packed, error) {
+	hashes := make(map[string][]byte, len(cm.Data)+len(cm.BinaryData))
 	for k, v := range cm.Data {
 		hashes[k] = valueHash("", []byte(v))
 	}
 	for k, v := range cm.BinaryData {
 		hashes[k] = valueHash("", v)
 	}
-	return &corev1.ConfigMap{TypeMeta: metav1.TypeMeta{Kind: hashedConfigMapKind}, ObjectMeta: configMeta(cm.ObjectMeta), Data: hashes}
+	return packHashes(cm.ObjectMeta, &corev1.ConfigMap{BinaryData: hashes})
 }
 
-func slimSecret(s *corev1.Secret) *corev1.Secret {
-	if s.Kind == hashedSecretKind {
-		return s
-	}
+func slimSecret(s *corev1.Secret) (*packed, error) {
 	hashes := make(map[string][]byte, len(s.Data))
 	for k, v := range s.Data {
-		hashes[k] = []byte(valueHash(string(s.UID), v))
+		hashes[k] = valueHash(string(s.UID), v)
 	}
-	return &corev1.Secret{TypeMeta: metav1.TypeMeta{Kind: hashedSecretKind}, ObjectMeta: configMeta(s.ObjectMeta), Data: hashes}
+	return packHashes(s.ObjectMeta, &corev1.Secret{Data: hashes})
 }
 
-// configMeta keeps the identity of a ConfigMap or Secret: no labels,
-// annotations or owners, which the controller never reads of them. The UID
-// stays although the controller does not read it either: client-go's
-// watch-list consistency detector matches cached objects to listed ones by
-// UID.
-func configMeta(m metav1.ObjectMeta) metav1.ObjectMeta {
-	return metav1.ObjectMeta{Name: m.Name, Namespace: intern(m.Namespace), UID: m.UID, ResourceVersion: m.ResourceVersion}
+// packHashes packs hashes, an object holding only the hashes, under the
+// identity of m: no labels, annotations or owners, which the controller
+// never reads of a ConfigMap or Secret. The UID stays although the
+// controller does not read it either: client-go's watch-list consistency
+// detector matches cached objects to listed ones by UID.
+func packHashes(m metav1.ObjectMeta, hashes protoObject) (*packed, error) {
+	data, err := hashes.Marshal()
+	if err != nil {
+		return nil, fmt.Errorf("encoding the key hashes of %s/%s for the cache: %w", m.Namespace, m.Name, err)
+	}
+	return &packed{Name: m.Name, Namespace: intern(m.Namespace), UID: m.UID, ResourceVersion: m.ResourceVersion, Protobuf: data}, nil
 }
 
 // configMapData and secretData are configData from a cached object, or
 // from its absence.
 func configMapData(cm *corev1.ConfigMap, err error) (configData, error) {
-	if apierrors.IsNotFound(err) {
-		return configData{}, nil
-	}
 	if err != nil {
-		return configData{}, err
+		return absentConfig(err)
 	}
-	return configData{found: true, hashes: cm.Data}, nil
+	return hexHashes(cm.BinaryData), nil
 }
 
 func secretData(s *corev1.Secret, err error) (configData, error) {
+	if err != nil {
+		return absentConfig(err)
+	}
+	return hexHashes(s.Data), nil
+}
+
+// absentConfig is configData for an object the cache does not have, or
+// the cache's error.
+func absentConfig(err error) (configData, error) {
 	if apierrors.IsNotFound(err) {
 		return configData{}, nil
 	}
-	if err != nil {
-		return configData{}, err
+	return configData{}, err
+}
+
+// hexHashes is configData of a cached object's hashes, as 16 hex digits
+// each: the form the config hash has been computed from since it exists,
+// so that the bytes held in the cache change no DeployObject's config hash.
+func hexHashes(hashes map[string][]byte) configData {
+	d := configData{found: true, hashes: make(map[string]string, len(hashes))}
+	for k, v := range hashes {
+		d.hashes[k] = hex.EncodeToString(v)
 	}
-	hashes := make(map[string]string, len(s.Data))
-	for k, v := range s.Data {
-		hashes[k] = string(v)
-	}
-	return configData{found: true, hashes: hashes}, nil
+	return d
 }
 
 // configIndexKey names a ConfigMap or Secret in the DeployObject

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"encoding/hex"
 	"fmt"
 	"maps"
 	"slices"
@@ -13,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/cache"
 	"k8s.io/utils/ptr"
 
 	appv1 "deployobject.dev/controller/pkg/apis/app/v1"
@@ -30,7 +33,7 @@ func (w configWorld) lookup(kind configKind, _, name string) (configData, error)
 	}
 	hashes := make(map[string]string, len(data))
 	for k, v := range data {
-		hashes[k] = valueHash("", []byte(v))
+		hashes[k] = hex.EncodeToString(valueHash("", []byte(v)))
 	}
 	return configData{found: true, hashes: hashes}, nil
 }
@@ -225,35 +228,77 @@ func TestConfigStateLookupError(t *testing.T) {
 }
 
 // TestConfigCacheHoldsNoValue: the transforms keep the identity and
-// per-key hashes; no value, label, annotation or managedFields.
+// per-key hashes; no value, label, annotation or managedFields, neither in
+// the packed metadata nor in the packed bytes.
 func TestConfigCacheHoldsNoValue(t *testing.T) {
 	meta := metav1.ObjectMeta{Name: "cfg", Namespace: "apps", UID: "u1", ResourceVersion: "7",
 		Labels: map[string]string{"a": "b"}, Annotations: map[string]string{"kubectl.kubernetes.io/last-applied-configuration": "{...s3cret...}"},
 		ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "kubectl"}}}
-	cm := slimConfigMap(&corev1.ConfigMap{ObjectMeta: meta, Data: map[string]string{"level": "info"}, BinaryData: map[string][]byte{"bin": []byte("s3cret")}})
-	s := slimSecret(&corev1.Secret{ObjectMeta: meta, Type: corev1.SecretTypeOpaque, Data: map[string][]byte{"password": []byte("s3cret")}})
-
-	wantMeta := metav1.ObjectMeta{Name: "cfg", Namespace: "apps", UID: "u1", ResourceVersion: "7"}
-	if fmt.Sprint(cm.ObjectMeta) != fmt.Sprint(wantMeta) || fmt.Sprint(s.ObjectMeta) != fmt.Sprint(wantMeta) {
-		t.Errorf("metadata kept: %+v, %+v; want only %+v", cm.ObjectMeta, s.ObjectMeta, wantMeta)
+	cmIn := &corev1.ConfigMap{ObjectMeta: meta, Data: map[string]string{"level": "info"}, BinaryData: map[string][]byte{"bin": []byte("s3cret")}}
+	secretIn := &corev1.Secret{ObjectMeta: meta, Type: corev1.SecretTypeOpaque, Data: map[string][]byte{"password": []byte("s3cret")}}
+	cached := func(obj any) *packed {
+		t.Helper()
+		p, err := transformObject(obj)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p.(*packed)
 	}
-	for _, dump := range []string{fmt.Sprintf("%+v", cm), fmt.Sprintf("%+v", s), string(s.Data["password"])} {
-		if strings.Contains(dump, "s3cret") || strings.Contains(dump, "info") {
-			t.Errorf("a value is cached: %s", dump)
+	cmPacked, secretPacked := cached(cmIn.DeepCopy()), cached(secretIn.DeepCopy())
+
+	for _, p := range []*packed{cmPacked, secretPacked} {
+		if got := (packed{Name: p.Name, Namespace: p.Namespace, UID: p.UID, ResourceVersion: p.ResourceVersion, Protobuf: p.Protobuf}); !equality.Semantic.DeepEqual(*p, got) || p.Name != "cfg" || p.Namespace != "apps" || p.UID != "u1" || p.ResourceVersion != "7" {
+			t.Errorf("metadata kept: %+v; want only the name, namespace, UID and resourceVersion", p)
+		}
+		for _, value := range []string{"s3cret", "info"} {
+			if bytes.Contains(p.Protobuf, []byte(value)) || strings.Contains(fmt.Sprintf("%+v", p), value) {
+				t.Errorf("the value %q is cached: %+v", value, p)
+			}
 		}
 	}
-	if len(cm.Data) != 2 || cm.BinaryData != nil || len(s.Data) != 1 || s.Type != "" {
-		t.Errorf("want a hash per key: %+v, %+v", cm, s)
+	cm := throughCache(t, cmIn.DeepCopy(), corev1.Resource("configmaps"), newPackedLister[corev1.ConfigMap])
+	s := throughCache(t, secretIn.DeepCopy(), corev1.Resource("secrets"), newPackedLister[corev1.Secret])
+	wantCM := &corev1.ConfigMap{BinaryData: map[string][]byte{"level": valueHash("", []byte("info")), "bin": valueHash("", []byte("s3cret"))}}
+	wantSecret := &corev1.Secret{Data: map[string][]byte{"password": valueHash("u1", []byte("s3cret"))}}
+	if !equality.Semantic.DeepEqual(cm, wantCM) || !equality.Semantic.DeepEqual(s, wantSecret) {
+		t.Errorf("want a hash per key and nothing else: %+v, %+v", cm, s)
 	}
 	// The same value in another Secret (another UID) hashes otherwise: the
 	// pod template, which more people may read than the Secret, must not
 	// reveal a short secret to whoever tries every value.
-	other := slimSecret(&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "cfg", UID: "u2"}, Data: map[string][]byte{"password": []byte("s3cret")}})
-	if string(other.Data["password"]) == string(s.Data["password"]) {
+	other := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "cfg", UID: "u2"}, Data: map[string][]byte{"password": []byte("s3cret")}}
+	if bytes.Equal(cached(other).Protobuf, secretPacked.Protobuf) {
 		t.Errorf("a Secret's value hash does not depend on its UID")
 	}
-	if got, err := transformObject(&corev1.ConfigMap{ObjectMeta: meta, Data: map[string]string{"k": "s3cret"}}); err != nil || strings.Contains(fmt.Sprintf("%+v", got), "s3cret") {
-		t.Errorf("transformObject kept a ConfigMap value: %+v, %v", got, err)
+}
+
+// TestConfigHashOfCachedObjects: the config hash of a DeployObject is a
+// function of the data its pods use that no version of the cache may
+// change, or upgrading the controller would roll every DeployObject using
+// a ConfigMap or Secret. The hashes are those of the version that
+// introduced configuration rollouts, which cached 16 hex digits per key.
+func TestConfigHashOfCachedObjects(t *testing.T) {
+	indexer := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{})
+	mustAdd(t, indexer, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "cfg", Namespace: "apps"}, Data: map[string]string{"level": "info"}})
+	mustAdd(t, indexer, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "creds", Namespace: "apps", UID: "u1"}, Data: map[string][]byte{"password": []byte("s3cret")}})
+	lookup := func(kind configKind, namespace, name string) (configData, error) {
+		if kind == kindSecret {
+			return secretData(newPackedLister[corev1.Secret](indexer, corev1.Resource("secrets")).in(namespace)(name))
+		}
+		return configMapData(newPackedLister[corev1.ConfigMap](indexer, corev1.Resource("configmaps")).in(namespace)(name))
+	}
+	for _, tc := range []struct {
+		name string
+		env  []corev1.EnvVar
+		want string
+	}{
+		{"ConfigMap key", []corev1.EnvVar{cmKeyRef("cfg", "level", false)}, "1df558d64a8da01a"},
+		{"Secret key", []corev1.EnvVar{secretKeyRef("creds", "password")}, "1d00b5f2a09807cc"},
+	} {
+		st, err := configStateOf("apps", configRefs(specWith(func(s *appv1.DeployObjectSpec) { s.Env = tc.env }), true), lookup)
+		if err != nil || st.hash != tc.want {
+			t.Errorf("%s: config hash %q, %v; want %q", tc.name, st.hash, err, tc.want)
+		}
 	}
 }
 
@@ -265,9 +310,13 @@ func TestConfigDataFromCache(t *testing.T) {
 	if _, err := secretData(nil, fmt.Errorf("boom")); err == nil {
 		t.Error("want the cache's error")
 	}
-	d, err := secretData(&corev1.Secret{Data: map[string][]byte{"k": []byte("h")}}, nil)
-	if err != nil || !d.found || d.hashes["k"] != "h" {
+	d, err := secretData(&corev1.Secret{Data: map[string][]byte{"k": {0xab, 0x01}}}, nil)
+	if err != nil || !d.found || d.hashes["k"] != "ab01" {
 		t.Errorf("secret: %+v, %v", d, err)
+	}
+	d, err = configMapData(&corev1.ConfigMap{BinaryData: map[string][]byte{"k": {0xcd}}}, nil)
+	if err != nil || !d.found || d.hashes["k"] != "cd" {
+		t.Errorf("ConfigMap: %+v, %v", d, err)
 	}
 }
 
@@ -334,7 +383,11 @@ func TestConfigTransformSharesStrings(t *testing.T) {
 	}
 	slimDeployObject(&a)
 	slimDeployObject(&b)
-	s1, s2 := slimConfigMap(&c1), slimConfigMap(&c2)
+	s1, err1 := slimConfigMap(&c1)
+	s2, err2 := slimConfigMap(&c2)
+	if err1 != nil || err2 != nil {
+		t.Fatal(err1, err2)
+	}
 	if unsafe.StringData(string(a.Spec.ConfigRollout)) != unsafe.StringData(string(b.Spec.ConfigRollout)) || a.Spec.ConfigRollout != appv1.ConfigRolloutEnabled {
 		t.Error("configRollout is not one shared copy")
 	}

@@ -33,7 +33,7 @@ func configHashFor(t *testing.T, dobj *appv1.DeployObject, cms ...*corev1.Config
 	lookup := func(_ configKind, _, name string) (configData, error) {
 		for _, cm := range cms {
 			if cm.Name == name {
-				return configMapData(slimConfigMap(cm.DeepCopy()), nil)
+				return configMapData(throughCache(t, cm.DeepCopy(), corev1.Resource("configmaps"), newPackedLister[corev1.ConfigMap]), nil)
 			}
 		}
 		return configData{}, nil
@@ -259,26 +259,32 @@ func TestConfigEventHandlers(t *testing.T) {
 	relabelled.ResourceVersion, relabelled.Labels = "6", map[string]string{"team": "x"}
 	changed := slim(configMap("cfg", map[string]string{"level": "info", "unused": "b"}))
 
-	c.enqueueConfigUsers(cm)
+	configMaps, secrets := c.configHandler(kindConfigMap), c.configHandler(kindSecret)
+	configMaps.OnAdd(cm, false)
 	expect("ConfigMap added", testKey)
-	c.updateConfig(cm, cm)
+	configMaps.OnUpdate(cm, cm)
 	expect("ConfigMap resync")
-	c.updateConfig(cm, slim(relabelled))
+	configMaps.OnUpdate(cm, slim(relabelled))
 	expect("ConfigMap labels changed")
-	c.updateConfig(cm, changed)
+	configMaps.OnUpdate(cm, changed)
 	expect("ConfigMap data changed", testKey)
-	c.enqueueConfigUsers(cache.DeletedFinalStateUnknown{Key: "apps/cfg", Obj: changed})
+	configMaps.OnDelete(cache.DeletedFinalStateUnknown{Key: "apps/cfg", Obj: changed})
 	expect("ConfigMap tombstone", testKey)
-	c.enqueueConfigUsers(slim(configMap("unused-by-anyone", nil)))
+	configMaps.OnAdd(slim(configMap("unused-by-anyone", nil)), false)
 	expect("ConfigMap nobody uses")
-	c.enqueueConfigUsers("garbage")
+	configMaps.OnAdd("garbage", false)
 	expect("garbage")
+	// A ConfigMap and a Secret of the same name are different objects.
+	secrets.OnAdd(slim(configMap("cfg", nil)), false)
+	expect("Secret cfg, which nobody uses")
 
 	secret := func(v string) any {
 		return slim(&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "creds", Namespace: "apps", UID: "u"}, Data: map[string][]byte{"password": []byte(v)}})
 	}
-	c.updateConfig(secret("a"), secret("a"))
+	secrets.OnUpdate(secret("a"), secret("a"))
 	expect("Secret resync")
-	c.updateConfig(secret("a"), secret("b"))
+	secrets.OnUpdate(secret("a"), secret("b"))
 	expect("Secret data changed", testKey)
+	secrets.OnDelete(secret("b"))
+	expect("Secret deleted", testKey)
 }

@@ -1,16 +1,15 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	coreinformers "k8s.io/client-go/informers/core/v1"
-	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 
@@ -48,6 +47,12 @@ type configTracking struct {
 	limiter *rolloutLimiter
 }
 
+// configInformer is the informer of one kind of configuration object.
+type configInformer struct {
+	kind     configKind
+	informer cache.SharedIndexInformer
+}
+
 // trackConfig makes c follow the ConfigMaps, and the Secrets when secrets
 // is not nil, that DeployObjects' pods use: it indexes the DeployObjects by
 // what they use and syncs exactly those that use an object whose data
@@ -57,22 +62,22 @@ func (c *Controller) trackConfig(ctx context.Context, deployObjectInformer infor
 	if err := dobjInformer.AddIndexers(cache.Indexers{configIndex: configIndexFunc(secrets != nil)}); err != nil {
 		return fmt.Errorf("adding the DeployObject index of ConfigMaps and Secrets: %w", err)
 	}
-	cmLister := configMaps.Lister()
-	var secretLister corelisters.SecretLister
-	informerList := []cache.SharedIndexInformer{configMaps.Informer()}
+	configMapsIn := newPackedLister[corev1.ConfigMap](configMaps.Informer().GetIndexer(), corev1.Resource("configmaps")).in
+	var secretsIn func(namespace string) func(name string) (*corev1.Secret, error)
+	informerList := []configInformer{{kindConfigMap, configMaps.Informer()}}
 	if secrets != nil {
-		secretLister = secrets.Lister()
-		informerList = append(informerList, secrets.Informer())
+		secretsIn = newPackedLister[corev1.Secret](secrets.Informer().GetIndexer(), corev1.Resource("secrets")).in
+		informerList = append(informerList, configInformer{kindSecret, secrets.Informer()})
 	}
 	c.config = configTracking{
 		lookup: func(kind configKind, namespace, name string) (configData, error) {
 			if kind != kindSecret {
-				return configMapData(cmLister.ConfigMaps(namespace).Get(name))
+				return configMapData(configMapsIn(namespace)(name))
 			}
-			if secretLister == nil {
+			if secretsIn == nil {
 				return configData{}, errors.New("secrets are not tracked")
 			}
-			return secretData(secretLister.Secrets(namespace).Get(name))
+			return secretData(secretsIn(namespace)(name))
 		},
 		secrets: secrets != nil,
 		index:   dobjInformer.GetIndexer(),
@@ -80,54 +85,52 @@ func (c *Controller) trackConfig(ctx context.Context, deployObjectInformer infor
 		limiter: newRolloutLimiter(maxRollouts, configRolloutTimeout, c.queue.Add),
 	}
 	logger := klog.FromContext(ctx)
-	handler := cache.ResourceEventHandlerFuncs{
-		AddFunc:    c.enqueueConfigUsers,
-		UpdateFunc: c.updateConfig,
-		DeleteFunc: c.enqueueConfigUsers,
-	}
-	for _, inf := range informerList {
-		if _, err := inf.AddEventHandlerWithOptions(handler, cache.HandlerOptions{Logger: &logger}); err != nil {
-			return fmt.Errorf("adding ConfigMap or Secret event handler: %w", err)
+	for _, i := range informerList {
+		if _, err := i.informer.AddEventHandlerWithOptions(c.configHandler(i.kind), cache.HandlerOptions{Logger: &logger}); err != nil {
+			return fmt.Errorf("adding the %s event handler: %w", i.kind, err)
 		}
-		c.cachesSynced = append(c.cachesSynced, inf.HasSynced)
+		c.cachesSynced = append(c.cachesSynced, i.informer.HasSynced)
 	}
 	return nil
 }
 
+// configHandler syncs the users of a ConfigMap or Secret, of kind, that
+// appeared, disappeared, or whose data changed. The cached objects do not
+// tell their kind (see slimConfigMap): each informer has its handler.
+func (c *Controller) configHandler(kind configKind) cache.ResourceEventHandlerFuncs {
+	return cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj any) { c.enqueueConfigUsers(kind, obj) },
+		UpdateFunc: func(oldObj, newObj any) { c.updateConfig(kind, oldObj, newObj) },
+		DeleteFunc: func(obj any) { c.enqueueConfigUsers(kind, obj) },
+	}
+}
+
 // updateConfig syncs the users of a ConfigMap or Secret whose data
 // changed. Resyncs, and changes of metadata alone (labels, annotations,
-// owners), change no hash and are dropped.
-func (c *Controller) updateConfig(oldObj, newObj any) {
-	switch o := oldObj.(type) {
-	case *corev1.ConfigMap:
-		if n, ok := newObj.(*corev1.ConfigMap); ok && maps.Equal(o.Data, n.Data) {
-			return
-		}
-	case *corev1.Secret:
-		if n, ok := newObj.(*corev1.Secret); ok && maps.EqualFunc(o.Data, n.Data, func(a, b []byte) bool { return string(a) == string(b) }) {
-			return
-		}
+// owners), change no hash and are dropped: the packed bytes are the hashes
+// alone.
+func (c *Controller) updateConfig(kind configKind, oldObj, newObj any) {
+	o, oldOK := oldObj.(*packed)
+	n, newOK := newObj.(*packed)
+	if oldOK && newOK && bytes.Equal(o.Protobuf, n.Protobuf) {
+		return
 	}
-	c.enqueueConfigUsers(newObj)
+	c.enqueueConfigUsers(kind, newObj)
 }
 
 // enqueueConfigUsers enqueues, after the coalescing window, the
 // DeployObjects that use a ConfigMap or Secret that appeared, changed or
 // disappeared.
-func (c *Controller) enqueueConfigUsers(obj any) {
+func (c *Controller) enqueueConfigUsers(kind configKind, obj any) {
 	if tombstone, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 		obj = tombstone.Obj
 	}
-	var key string
-	switch o := obj.(type) {
-	case *corev1.ConfigMap:
-		key = configIndexKey(kindConfigMap, o.Namespace, o.Name)
-	case *corev1.Secret:
-		key = configIndexKey(kindSecret, o.Namespace, o.Name)
-	default:
-		utilruntime.HandleError(fmt.Errorf("unexpected object of type %T in a ConfigMap or Secret informer", obj))
+	p, ok := obj.(*packed)
+	if !ok {
+		utilruntime.HandleError(fmt.Errorf("unexpected object of type %T in the %s informer", obj, kind))
 		return
 	}
+	key := configIndexKey(kind, p.Namespace, p.Name)
 	users, err := c.config.index.ByIndex(configIndex, key)
 	if err != nil {
 		utilruntime.HandleError(fmt.Errorf("looking up the users of %s: %w", key, err))

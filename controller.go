@@ -23,11 +23,6 @@ import (
 	networkinginformers "k8s.io/client-go/informers/networking/v1"
 	policyinformers "k8s.io/client-go/informers/policy/v1"
 	"k8s.io/client-go/kubernetes"
-	appslisters "k8s.io/client-go/listers/apps/v1"
-	autoscalinglisters "k8s.io/client-go/listers/autoscaling/v2"
-	corelisters "k8s.io/client-go/listers/core/v1"
-	networkinglisters "k8s.io/client-go/listers/networking/v1"
-	policylisters "k8s.io/client-go/listers/policy/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/workqueue"
@@ -56,11 +51,12 @@ type Controller struct {
 	client     clientset.Interface
 
 	deployObjects listers.DeployObjectLister
-	deployments   appslisters.DeploymentLister
-	services      corelisters.ServiceLister
-	pdbs          policylisters.PodDisruptionBudgetLister
-	hpas          autoscalinglisters.HorizontalPodAutoscalerLister
-	ingresses     networkinglisters.IngressLister
+	// The child caches hold packed objects (see packed.go).
+	deployments packedLister[appsv1.Deployment, *appsv1.Deployment]
+	services    packedLister[corev1.Service, *corev1.Service]
+	pdbs        packedLister[policyv1.PodDisruptionBudget, *policyv1.PodDisruptionBudget]
+	hpas        packedLister[autoscalingv2.HorizontalPodAutoscaler, *autoscalingv2.HorizontalPodAutoscaler]
+	ingresses   packedLister[networkingv1.Ingress, *networkingv1.Ingress]
 	// gateway holds the HTTPRoute cache once the cluster serves
 	// HTTPRoutes; nil runs without the Gateway API.
 	gateway      *gatewayRoutes
@@ -106,11 +102,11 @@ func NewController(
 		kubeClient:    kubeClient,
 		client:        client,
 		deployObjects: deployObjectInformer.Lister(),
-		deployments:   deploymentInformer.Lister(),
-		services:      serviceInformer.Lister(),
-		pdbs:          pdbInformer.Lister(),
-		hpas:          hpaInformer.Lister(),
-		ingresses:     ingressInformer.Lister(),
+		deployments:   newPackedLister[appsv1.Deployment](deploymentInformer.Informer().GetIndexer(), appsv1.Resource("deployments")),
+		services:      newPackedLister[corev1.Service](serviceInformer.Informer().GetIndexer(), corev1.Resource("services")),
+		pdbs:          newPackedLister[policyv1.PodDisruptionBudget](pdbInformer.Informer().GetIndexer(), policyv1.Resource("poddisruptionbudgets")),
+		hpas:          newPackedLister[autoscalingv2.HorizontalPodAutoscaler](hpaInformer.Informer().GetIndexer(), autoscalingv2.Resource("horizontalpodautoscalers")),
+		ingresses:     newPackedLister[networkingv1.Ingress](ingressInformer.Informer().GetIndexer(), networkingv1.Resource("ingresses")),
 		gateway:       gateway,
 		cachesSynced: []cache.InformerSynced{
 			deployObjectInformer.Informer().HasSynced,
@@ -332,16 +328,8 @@ func metaOf(obj any) (metav1.Object, error) {
 		obj = tombstone.Obj
 	}
 	switch o := obj.(type) {
-	case *appsv1.Deployment:
-		return o, nil
-	case *corev1.Service:
-		return o, nil
-	case *policyv1.PodDisruptionBudget:
-		return o, nil
-	case *autoscalingv2.HorizontalPodAutoscaler:
-		return o, nil
-	case *networkingv1.Ingress:
-		return o, nil
+	case *packed:
+		return o.GetObjectMeta(), nil
 	case *gatewayv1.HTTPRoute:
 		return o, nil
 	default:

@@ -1024,7 +1024,21 @@ func TestEventHandlers(t *testing.T) {
 	f := newFixture(t)
 	c := f.newController(ctx)
 	dobj := newDeployObject()
-	child := liveDeployment(dobj)
+	// Child events carry the objects as the cache holds them.
+	cached := func(d *appsv1.Deployment) any {
+		t.Helper()
+		obj, err := transformObject(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return obj
+	}
+	child := cached(liveDeployment(dobj))
+	withChange := func(change func(*appsv1.Deployment)) any {
+		d := liveDeployment(dobj)
+		change(d)
+		return cached(d)
+	}
 
 	expect := expectEnqueued(t, c)
 
@@ -1040,25 +1054,20 @@ func TestEventHandlers(t *testing.T) {
 	c.updateChild(child, child)
 	expect("child resync (same resourceVersion)")
 
-	newer := child.DeepCopy()
-	newer.ResourceVersion = "21"
-	c.updateChild(child, newer)
+	c.updateChild(child, withChange(func(d *appsv1.Deployment) { d.ResourceVersion = "21" }))
 	expect("child update", testKey)
 
-	orphan := child.DeepCopy()
-	orphan.OwnerReferences = nil
-	c.enqueueOwner(orphan)
+	c.enqueueOwner(withChange(func(d *appsv1.Deployment) { d.OwnerReferences = nil }))
 	expect("orphan with the children's labels: the DeployObject that would adopt it", testKey)
 
-	unlabelled := orphan.DeepCopy()
-	delete(unlabelled.Labels, nameLabel)
-	c.enqueueOwner(unlabelled)
+	c.enqueueOwner(withChange(func(d *appsv1.Deployment) { d.OwnerReferences = nil; delete(d.Labels, nameLabel) }))
 	expect("orphan without the name label")
 
-	otherKind := child.DeepCopy()
-	otherKind.OwnerReferences[0].Kind = "ReplicaSet"
-	c.enqueueOwner(otherKind)
+	c.enqueueOwner(withChange(func(d *appsv1.Deployment) { d.OwnerReferences[0].Kind = "ReplicaSet" }))
 	expect("child of another kind")
+
+	c.enqueueOwner(liveDeployment(dobj))
+	expect("a Deployment the transform did not pack")
 
 	statusOnly := dobj.DeepCopy()
 	statusOnly.ResourceVersion = "11"

@@ -3,13 +3,10 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"maps"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/intstr"
 
 	appv1 "deployobject.dev/controller/pkg/apis/app/v1"
 )
@@ -160,22 +157,20 @@ func pruneUnset(m map[string]any) {
 	}
 }
 
-// The cache keeps of a Deployment the fields deploymentInSync compares and
-// the status readyCondition reads. Fields that nearly every Deployment holds
-// with the API server's default value point at one shared copy, so that a
-// minimal Deployment costs little more than its name.
+// The cache keeps of a Deployment, packed (see packed.go), the fields
+// deploymentInSync compares and the status readyCondition reads.
 func slimDeployment(d *appsv1.Deployment) *appsv1.Deployment {
 	d.ObjectMeta = slimMeta(d.ObjectMeta)
 	spec := d.Spec
 	d.Spec = appsv1.DeploymentSpec{
 		Replicas:                spec.Replicas,
 		Paused:                  spec.Paused,
-		Strategy:                sharedStrategy(spec.Strategy),
+		Strategy:                spec.Strategy,
 		MinReadySeconds:         spec.MinReadySeconds,
-		ProgressDeadlineSeconds: sharedInt32(spec.ProgressDeadlineSeconds),
-		RevisionHistoryLimit:    sharedInt32(spec.RevisionHistoryLimit),
+		ProgressDeadlineSeconds: spec.ProgressDeadlineSeconds,
+		RevisionHistoryLimit:    spec.RevisionHistoryLimit,
 		Template: corev1.PodTemplateSpec{
-			ObjectMeta: metav1.ObjectMeta{Labels: templateLabels(d), Annotations: spec.Template.Annotations},
+			ObjectMeta: metav1.ObjectMeta{Labels: spec.Template.Labels, Annotations: spec.Template.Annotations},
 			Spec:       slimPodSpec(spec.Template.Spec),
 		},
 	}
@@ -190,16 +185,13 @@ func slimDeployment(d *appsv1.Deployment) *appsv1.Deployment {
 	return d
 }
 
-// slimPodSpec keeps the fields a DeployObject can set, with the strings
-// and values the API server fills into every pod template shared.
+// slimPodSpec keeps the fields a DeployObject can set.
 func slimPodSpec(p corev1.PodSpec) corev1.PodSpec {
-	slimContainers(p.InitContainers)
-	slimContainers(p.Containers)
-	out := corev1.PodSpec{
+	return corev1.PodSpec{
 		Volumes:                       p.Volumes,
 		InitContainers:                p.InitContainers,
 		Containers:                    p.Containers,
-		TerminationGracePeriodSeconds: sharedInt64(p.TerminationGracePeriodSeconds),
+		TerminationGracePeriodSeconds: p.TerminationGracePeriodSeconds,
 		NodeSelector:                  p.NodeSelector,
 		ServiceAccountName:            p.ServiceAccountName,
 		DeprecatedServiceAccount:      p.DeprecatedServiceAccount,
@@ -211,90 +203,18 @@ func slimPodSpec(p corev1.PodSpec) corev1.PodSpec {
 		PriorityClassName:             p.PriorityClassName,
 		TopologySpreadConstraints:     p.TopologySpreadConstraints,
 	}
-	if out.SecurityContext != nil && equality.Semantic.DeepEqual(*out.SecurityContext, emptyPodSecurityContext) {
-		out.SecurityContext = &emptyPodSecurityContext
-	}
-	return out
-}
-
-// slimContainers shares the strings of cs that repeat across Deployments.
-func slimContainers(cs []corev1.Container) {
-	for i := range cs {
-		c := &cs[i]
-		c.Name, c.Image = intern(c.Name), intern(c.Image)
-		c.TerminationMessagePath = intern(c.TerminationMessagePath)
-		c.TerminationMessagePolicy = intern(c.TerminationMessagePolicy)
-		c.ImagePullPolicy = intern(c.ImagePullPolicy)
-		for j := range c.Ports {
-			p := &c.Ports[j]
-			p.Name, p.Protocol = intern(p.Name), intern(p.Protocol)
-		}
-	}
-}
-
-// Shared, read-only copies of the values the API server defaults into
-// every Deployment: cached objects point at them instead of holding their
-// own. Nothing may write through these pointers (cached objects are never
-// modified; see transform.go).
-var (
-	defaultSurge             = intstr.FromString("25%")
-	defaultStrategy          = appsv1.DeploymentStrategy{Type: appsv1.RollingUpdateDeploymentStrategyType, RollingUpdate: &appsv1.RollingUpdateDeployment{MaxUnavailable: &defaultSurge, MaxSurge: &defaultSurge}}
-	emptyPodSecurityContext  = corev1.PodSecurityContext{}
-	sharedInt32s             = map[int32]*int32{10: ptrTo[int32](10), 600: ptrTo[int32](600)}
-	sharedGracePeriodSeconds = ptrTo[int64](30)
-)
-
-func sharedStrategy(s appsv1.DeploymentStrategy) appsv1.DeploymentStrategy {
-	ru := s.RollingUpdate
-	if s.Type == defaultStrategy.Type && ru != nil && ru.MaxSurge != nil && ru.MaxUnavailable != nil &&
-		*ru.MaxSurge == defaultSurge && *ru.MaxUnavailable == defaultSurge {
-		return defaultStrategy
-	}
-	return s
-}
-
-func sharedInt32(p *int32) *int32 {
-	if p != nil {
-		if s, ok := sharedInt32s[*p]; ok {
-			return s
-		}
-	}
-	return p
-}
-
-func sharedInt64(p *int64) *int64 {
-	if p != nil && *p == *sharedGracePeriodSeconds {
-		return sharedGracePeriodSeconds
-	}
-	return p
 }
 
 // readConditions keeps the conditions readyCondition reads, and only while
 // they say something is wrong: ReplicaFailure when True, Progressing when
-// False. Most Deployments keep none. They stay in the slice they were
-// decoded into.
+// False. Most Deployments keep none.
 func readConditions(conds []appsv1.DeploymentCondition) []appsv1.DeploymentCondition {
-	kept := conds[:0]
+	var kept []appsv1.DeploymentCondition
 	for _, c := range conds {
 		if (c.Type == appsv1.DeploymentReplicaFailure && c.Status == corev1.ConditionTrue) ||
 			(c.Type == appsv1.DeploymentProgressing && c.Status == corev1.ConditionFalse) {
-			kept = append(kept, appsv1.DeploymentCondition{Type: intern(c.Type), Status: intern(c.Status), Reason: intern(c.Reason), Message: c.Message})
+			kept = append(kept, appsv1.DeploymentCondition{Type: c.Type, Status: c.Status, Reason: c.Reason, Message: c.Message})
 		}
 	}
-	clear(conds[len(kept):])
-	if len(kept) == 0 {
-		return nil
-	}
 	return kept
-}
-
-// templateLabels are d's pod template labels, as the same map as d's own
-// labels when the two are equal, as they are for a Deployment in sync:
-// cached objects are read only, and a small map costs over 300 bytes.
-func templateLabels(d *appsv1.Deployment) map[string]string {
-	labels := shareLabels(d.Spec.Template.Labels, d.Name)
-	if labels != nil && maps.Equal(labels, d.Labels) {
-		return d.Labels
-	}
-	return labels
 }

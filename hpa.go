@@ -111,13 +111,11 @@ func mergeHPA(live, desired *autoscalingv2.HorizontalPodAutoscaler) (*autoscalin
 // evaluation, are dropped.
 func slimHPA(h *autoscalingv2.HorizontalPodAutoscaler) *autoscalingv2.HorizontalPodAutoscaler {
 	h.ObjectMeta = slimMetaKeeping(h.ObjectMeta, appv1.AnnotationAutoscalerHash)
-	ref := &h.Spec.ScaleTargetRef
-	ref.APIVersion, ref.Kind, ref.Name = intern(ref.APIVersion), intern(ref.Kind), share(ref.Name, h.Name)
 	kept := h.Status.Conditions[:0]
 	for _, c := range h.Status.Conditions {
 		switch c.Type {
 		case autoscalingv2.AbleToScale, autoscalingv2.ScalingActive, autoscalingv2.ScalingLimited:
-			kept = append(kept, autoscalingv2.HorizontalPodAutoscalerCondition{Type: c.Type, Status: intern(c.Status), Reason: intern(c.Reason), Message: c.Message})
+			kept = append(kept, autoscalingv2.HorizontalPodAutoscalerCondition{Type: c.Type, Status: c.Status, Reason: c.Reason, Message: c.Message})
 		}
 	}
 	clear(h.Status.Conditions[len(kept):])

@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	k8sfake "k8s.io/client-go/kubernetes/fake"
@@ -88,7 +89,7 @@ func TestInformerFactories(t *testing.T) {
 		if len(objs) != 1 {
 			t.Fatalf("%s holds %d objects, want 1", name, len(objs))
 		}
-		if m := objs[0].(metav1.Object); m.GetManagedFields() != nil {
+		if m, err := meta.Accessor(objs[0]); err != nil || m.GetManagedFields() != nil {
 			t.Errorf("%s: the cached object is not trimmed", name)
 		}
 	}

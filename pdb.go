@@ -63,9 +63,6 @@ func mergePDB(live, desired *policyv1.PodDisruptionBudget) (*policyv1.PodDisrupt
 // disruptionBudgetCondition reads.
 func slimPDB(p *policyv1.PodDisruptionBudget) *policyv1.PodDisruptionBudget {
 	p.ObjectMeta = slimMeta(p.ObjectMeta)
-	if s := p.Spec.Selector; s != nil {
-		s.MatchLabels = shareLabels(s.MatchLabels, p.Name)
-	}
 	p.Spec = policyv1.PodDisruptionBudgetSpec{
 		MinAvailable:   p.Spec.MinAvailable,
 		MaxUnavailable: p.Spec.MaxUnavailable,

@@ -129,14 +129,9 @@ func servicePortsFor(live, desired *corev1.Service) []corev1.ServicePort {
 // load balancer was given.
 func slimService(s *corev1.Service) *corev1.Service {
 	s.ObjectMeta = slimMeta(s.ObjectMeta)
-	for i := range s.Spec.Ports {
-		p := &s.Spec.Ports[i]
-		p.Name, p.Protocol = intern(p.Name), intern(p.Protocol)
-		p.TargetPort.StrVal = intern(p.TargetPort.StrVal)
-	}
 	s.Spec = corev1.ServiceSpec{
-		Type:     intern(s.Spec.Type),
-		Selector: shareLabels(s.Spec.Selector, s.Name),
+		Type:     s.Spec.Type,
+		Selector: s.Spec.Selector,
 		Ports:    s.Spec.Ports,
 	}
 	// Only a load balancer's addresses are read, for status.addresses.

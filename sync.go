@@ -163,13 +163,13 @@ func (c *Controller) syncChildren(ctx context.Context, dobj *appv1.DeployObject)
 	ns := dobj.Namespace
 	var action string
 	out.service, action, err = syncOptionalChild(ctx, dobj, wantsService(dobj), desiredService(dobj),
-		updatedChildOps("Service", c.services.Services(ns).Get, c.kubeClient.CoreV1().Services(ns), mergeService, recheckOwner))
+		updatedChildOps("Service", c.services.in(ns), c.kubeClient.CoreV1().Services(ns), mergeService, recheckOwner))
 	if err := record("Service", action, err); err != nil {
 		return out, actions, err
 	}
 
 	out.pdb, action, err = syncOptionalChild(ctx, dobj, wantsDisruptionBudget(dobj), desiredPDB(dobj),
-		updatedChildOps(kindPDB, c.pdbs.PodDisruptionBudgets(ns).Get, c.kubeClient.PolicyV1().PodDisruptionBudgets(ns), mergePDB, recheckOwner))
+		updatedChildOps(kindPDB, c.pdbs.in(ns), c.kubeClient.PolicyV1().PodDisruptionBudgets(ns), mergePDB, recheckOwner))
 	if err := record(kindPDB, action, err); err != nil {
 		return out, actions, err
 	}
@@ -179,13 +179,13 @@ func (c *Controller) syncChildren(ctx context.Context, dobj *appv1.DeployObject)
 		return out, actions, err
 	}
 	out.hpa, action, err = syncOptionalChild(ctx, dobj, wantsAutoscaling(dobj), desiredAutoscaler,
-		updatedChildOps(kindHPA, c.hpas.HorizontalPodAutoscalers(ns).Get, c.kubeClient.AutoscalingV2().HorizontalPodAutoscalers(ns), mergeHPA, recheckOwner))
+		updatedChildOps(kindHPA, c.hpas.in(ns), c.kubeClient.AutoscalingV2().HorizontalPodAutoscalers(ns), mergeHPA, recheckOwner))
 	if err := record(kindHPA, action, err); err != nil {
 		return out, actions, err
 	}
 
 	out.ingress, action, err = syncOptionalChild(ctx, dobj, wantsIngress(dobj), desiredIngress(dobj),
-		updatedChildOps(kindIngress, c.ingresses.Ingresses(ns).Get, c.kubeClient.NetworkingV1().Ingresses(ns), mergeIngress, recheckOwner))
+		updatedChildOps(kindIngress, c.ingresses.in(ns), c.kubeClient.NetworkingV1().Ingresses(ns), mergeIngress, recheckOwner))
 	if err := record(kindIngress, action, err); err != nil {
 		return out, actions, err
 	}
@@ -219,7 +219,7 @@ func (c *Controller) syncDeployment(ctx context.Context, dobj *appv1.DeployObjec
 	deployments := c.kubeClient.AppsV1().Deployments(dobj.Namespace)
 	d, action, err := syncChild(ctx, dobj, desired, childOps[*appsv1.Deployment]{
 		kind:   "Deployment",
-		cached: c.deployments.Deployments(dobj.Namespace).Get,
+		cached: c.deployments.in(dobj.Namespace),
 		create: deployments.Create,
 		get:    deployments.Get,
 		patch:  deployments.Patch,
@@ -255,7 +255,7 @@ func (c *Controller) syncDeployment(ctx context.Context, dobj *appv1.DeployObjec
 // never held by the limit. The Deployment as the cache shows it still
 // tells the status.
 func (c *Controller) holdDeployment(ctx context.Context, dobj *appv1.DeployObject, desired *appsv1.Deployment, cfg configState, out *syncOutcome) (bool, error) {
-	live, err := c.deployments.Deployments(dobj.Namespace).Get(dobj.Name)
+	live, err := c.deployments.in(dobj.Namespace)(dobj.Name)
 	switch {
 	case apierrors.IsNotFound(err):
 		live = nil

@@ -22,12 +22,15 @@ import (
 // object (see syncChild), so nothing dropped here can be lost.
 //
 // Each transform trims the freshly decoded object in place, so an event
-// costs no second allocation of the object. It also points the strings that
-// thousands of cached objects repeat (label keys, the namespace, owner
-// references' API version and kind, images, port names and protocols) at
-// one shared copy each, and the copies of an object's own name in its labels
-// and owner references at its name: decoded, every object holds its own copy
-// of each.
+// costs no second allocation of the object. The children with a protobuf
+// encoding are then cached packed (see packed.go), and ConfigMaps and
+// Secrets packed as their per-key hashes (see slimConfigMap). Of what stays
+// decoded (DeployObjects, HTTPRoutes, and the metadata of packed objects)
+// the strings that thousands of cached objects repeat (label keys, the
+// namespace, owner references' API version and kind, images, port names and
+// protocols) point at one shared copy each, and the copies of an object's
+// own name in its labels and owner references at its name: decoded, every
+// object holds its own copy of each.
 
 // transformObject dispatches on the type the informer delivers; anything
 // else (tombstones are not transformed) passes unchanged.
@@ -36,19 +39,19 @@ func transformObject(obj any) (any, error) {
 	case *appv1.DeployObject:
 		return slimDeployObject(o), nil
 	case *appsv1.Deployment:
-		return slimDeployment(o), nil
+		return pack(slimDeployment(o))
 	case *corev1.Service:
-		return slimService(o), nil
+		return pack(slimService(o))
 	case *policyv1.PodDisruptionBudget:
-		return slimPDB(o), nil
+		return pack(slimPDB(o))
 	case *autoscalingv2.HorizontalPodAutoscaler:
-		return slimHPA(o), nil
+		return pack(slimHPA(o))
 	case *corev1.ConfigMap:
-		return slimConfigMap(o), nil
+		return slimConfigMap(o)
 	case *corev1.Secret:
-		return slimSecret(o), nil
+		return slimSecret(o)
 	case *networkingv1.Ingress:
-		return slimIngress(o), nil
+		return pack(slimIngress(o))
 	case *gatewayv1.HTTPRoute:
 		return slimHTTPRoute(o), nil
 	}
