@@ -13,12 +13,15 @@ import (
 
 // The issue's targets, judged at the sizes they are defined for.
 const (
-	targetN             = 1000
-	targetMemN          = 10000
-	minLimitRatio       = 0.6
-	maxWritesPerObject  = 4
-	maxHeapPerObject    = 8 << 10
-	maxUnrelatedPercent = 10
+	targetN            = 1000
+	targetMemN         = 10000
+	minLimitRatio      = 0.6
+	maxWritesPerObject = 4
+	// Issue 14 raised the heap target from issue 11's 8 KiB, and set one
+	// on CPU.
+	maxHeapPerObject     = 6 << 10
+	maxCPUPer1000Seconds = 1.3
+	maxUnrelatedPercent  = 10
 	// A configuration rollout is the Deployment's apply and one status
 	// write.
 	maxConfigWritesPerObject = 2
@@ -72,7 +75,8 @@ var figures = []figure{
 		value: func(r *report) (float64, bool) { return fromPtr(r.Backlog, writesPerObject) },
 		check: atMostWrites, target: fmt.Sprintf("≤ %d", maxWritesPerObject), atScale: always},
 	{step: "backlog", name: "CPU per 1000 reconciles", unit: "s",
-		value:     func(r *report) (float64, bool) { return fromPtr(r.Backlog, cpuPer1000) },
+		value: func(r *report) (float64, bool) { return fromPtr(r.Backlog, cpuPer1000) },
+		check: func(v float64) bool { return v <= maxCPUPer1000Seconds }, target: fmt.Sprintf("≤ %.1f s", maxCPUPer1000Seconds), atScale: atTargetN,
 		notJudged: cpuProfiled},
 	{step: "burst", name: "first create → all Ready", unit: "s",
 		value: func(r *report) (float64, bool) { return fromPtr(r.Burst, ready) }},

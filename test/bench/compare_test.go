@@ -10,7 +10,7 @@ import (
 // goodReport is a full-size run that meets every target.
 func goodReport() *report {
 	converge := func() *convergeResult {
-		return &convergeResult{ReconciledSeconds: 50, ReadySeconds: 60, LimitOverReconciled: 0.9, Writes: writes{PerObject: 4}}
+		return &convergeResult{ReconciledSeconds: 50, ReadySeconds: 60, LimitOverReconciled: 0.9, Writes: writes{PerObject: 4}, CPUSecondsPer1000Reconciles: 1.2}
 	}
 	return &report{
 		N: targetN, MemN: targetMemN,
@@ -19,7 +19,7 @@ func goodReport() *report {
 		Burst:   converge(),
 		Steady:  &steadyResult{},
 		Update:  converge(),
-		Mem:     &memResult{HeapInusePerObjectBytes: 7.9 * 1024, UnrelatedHeapChangePercent: -1.4},
+		Mem:     &memResult{HeapInusePerObjectBytes: 5.9 * 1024, UnrelatedHeapChangePercent: -1.4},
 	}
 }
 
@@ -57,13 +57,15 @@ func TestPrintComparisonJudgesTargets(t *testing.T) {
 			[]string{"backlog writes/object to Ready = 5.000, target ≤ 4"}},
 		{"a write in steady state", func(r *report) { r.Steady.RestartWrites.Total = 1 },
 			[]string{"steady writes after restart = 1, target 0"}},
-		{"heap over 8 KiB and unrelated objects costing", func(r *report) {
-			r.Mem.HeapInusePerObjectBytes = 8.5 * 1024
+		{"heap over 6 KiB and unrelated objects costing", func(r *report) {
+			r.Mem.HeapInusePerObjectBytes = 6.5 * 1024
 			r.Mem.UnrelatedHeapChangePercent = -12
 		}, []string{
-			"mem heap in use per DeployObject = 8.50 KiB, target ≤ 8 KiB",
+			"mem heap in use per DeployObject = 6.50 KiB, target ≤ 6 KiB",
 			"mem heap change with unrelated objects = -12.0 %, target within 10 %",
 		}},
+		{"CPU over 1.3 s per 1000 reconciles", func(r *report) { r.Backlog.CPUSecondsPer1000Reconciles = 2.6 },
+			[]string{"backlog CPU per 1000 reconciles = 2.60 s, target ≤ 1.3 s"}},
 		{"slow backlog", func(r *report) { r.Backlog.LimitOverReconciled = 0.5 },
 			[]string{"backlog limit / reconciled = 0.50, target ≥ 0.6"}},
 		{"a backlog without the limit step has no ratio to judge", func(r *report) {
@@ -73,6 +75,7 @@ func TestPrintComparisonJudgesTargets(t *testing.T) {
 		{"a small run is not held to the size-bound targets", func(r *report) {
 			r.N, r.MemN = 50, 200
 			r.Backlog.LimitOverReconciled = 0.5
+			r.Backlog.CPUSecondsPer1000Reconciles = 9
 			r.Mem.HeapInusePerObjectBytes = 30 * 1024
 		}, nil},
 		{"one extra write in a thousand objects", func(r *report) { r.Backlog.Writes.PerObject = 4001.0 / 1000 },
@@ -143,7 +146,8 @@ func TestPrintComparisonShowsChange(t *testing.T) {
 }
 
 // The controller's CPU of a run with --cpu-profile includes the profiling:
-// it is shown, and said not to be judged.
+// it is shown, and said not to be judged; without profiling, 2.6 s misses
+// the target.
 func TestPrintComparisonCPUProfiled(t *testing.T) {
 	for _, profiled := range []bool{false, true} {
 		now := goodReport()
@@ -154,11 +158,15 @@ func TestPrintComparisonCPUProfiled(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if missed != nil {
-			t.Errorf("profiled %v: missed = %q", profiled, missed)
+		var want []string
+		if !profiled {
+			want = []string{"backlog CPU per 1000 reconciles = 2.60 s, target ≤ 1.3 s"}
+		}
+		if !slices.Equal(missed, want) {
+			t.Errorf("profiled %v: missed = %q, want %q", profiled, missed, want)
 		}
 		words := strings.Join(strings.Fields(out.String()), " ")
-		row := "CPU per 1000 reconciles - 2.60 s - not judged: run with --cpu-profile, whose profiling costs the controller CPU"
+		row := "CPU per 1000 reconciles - 2.60 s - ≤ 1.3 s: not judged: run with --cpu-profile, whose profiling costs the controller CPU"
 		if got := strings.Contains(words, row); got != profiled {
 			t.Errorf("profiled %v: the CPU row says not judged: %v:\n%s", profiled, got, out.String())
 		}
