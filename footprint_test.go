@@ -6,29 +6,35 @@ import (
 	"strings"
 	"testing"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/utils/ptr"
+
+	appv1 "deployobject.dev/controller/pkg/apis/app/v1"
 )
 
-// footprintObjects is how many objects BenchmarkCachedConfigFootprint
-// caches per measurement: the issue's 10,000 unrelated ConfigMaps (or
-// Secrets).
+// footprintObjects is how many objects BenchmarkCachedFootprint caches
+// per measurement: issue 12's 10,000 unrelated ConfigMaps (or Secrets), and
+// the benchmark's 10,000 DeployObjects' children.
 const footprintObjects = 10000
 
-// BenchmarkCachedConfigFootprint measures what one unrelated ConfigMap or
-// Secret costs in the controller's cache: the heap after GC with
-// footprintObjects of them in a cache.Store, less the heap before, per
-// object. Each object is decoded from protobuf, as the informer decodes
-// it, with what the API server sends besides the data (labels, a
-// last-applied annotation, managedFields), then put through the cache's
-// transform:
+// BenchmarkCachedFootprint measures what one object costs in the
+// controller's caches: a Deployment and a Service as the benchmark's mem
+// step makes them, and an unrelated ConfigMap or Secret. It is the heap
+// after GC with footprintObjects of them in a cache.Store, less the heap
+// before, per object. Each object is decoded from protobuf, as the
+// informer decodes it, with what the API server sends besides (labels, a
+// last-applied annotation or the status, managedFields), then put through
+// the cache's transform:
 //
-//	go test -run '^$' -bench BenchmarkCachedConfigFootprint -benchtime 3x .
+//	go test -run '^$' -bench BenchmarkCachedFootprint -benchtime 3x .
 //
 // "whole" caches the decoded object untransformed, for comparison.
-func BenchmarkCachedConfigFootprint(b *testing.B) {
+func BenchmarkCachedFootprint(b *testing.B) {
 	configMapOf := func(keys, size int) func(i int) protoObject {
 		return func(i int) protoObject {
 			return &corev1.ConfigMap{ObjectMeta: footprintMeta(i), Data: footprintData(keys, size, func(v []byte) string { return string(v) })}
@@ -44,6 +50,8 @@ func BenchmarkCachedConfigFootprint(b *testing.B) {
 		obj   func(i int) protoObject
 		empty func() protoObject
 	}{
+		{"Deployment", footprintDeployment, func() protoObject { return &appsv1.Deployment{} }},
+		{"Service", footprintService, func() protoObject { return &corev1.Service{} }},
 		{"ConfigMap/1x16B", configMapOf(1, 16), func() protoObject { return &corev1.ConfigMap{} }},
 		{"ConfigMap/3x512B", configMapOf(3, 512), func() protoObject { return &corev1.ConfigMap{} }},
 		{"ConfigMap/10x4KiB", configMapOf(10, 4096), func() protoObject { return &corev1.ConfigMap{} }},
@@ -133,4 +141,58 @@ func footprintData[V any](keys, size int, value func([]byte) V) map[string]V {
 		data[fmt.Sprintf("key-%d.conf", k)] = value([]byte(strings.Repeat(string(rune('a'+k)), size)))
 	}
 	return data
+}
+
+// footprintDeployment is the Deployment of the i-th DeployObject of the
+// benchmark's mem step (replicas 0) as the API server sends it once rolled
+// out: with the defaults it fills in, two managers' managedFields and the
+// Deployment controller's conditions.
+func footprintDeployment(i int) protoObject {
+	dobj := footprintDeployObject(i)
+	d := liveDeployment(dobj)
+	d.TypeMeta = metav1.TypeMeta{}
+	d.UID = types.UID(fmt.Sprintf("6f1c2a4e-%04x-4a5b-9c3d-%012x", i%0x10000, i))
+	d.Annotations["deployment.kubernetes.io/revision"] = "1"
+	d.ManagedFields = footprintManagers("apps/v1", 900)
+	rolling := intstr.FromString("25%")
+	d.Spec.Strategy.RollingUpdate = &appsv1.RollingUpdateDeployment{MaxSurge: &rolling, MaxUnavailable: &rolling}
+	d.Spec.ProgressDeadlineSeconds = ptr.To[int32](600)
+	pod := &d.Spec.Template.Spec
+	pod.SchedulerName = corev1.DefaultSchedulerName
+	pod.SecurityContext = &corev1.PodSecurityContext{}
+	pod.TerminationGracePeriodSeconds = ptr.To[int64](30)
+	d.Status.Conditions = []appsv1.DeploymentCondition{
+		{Type: appsv1.DeploymentAvailable, Status: corev1.ConditionTrue, Reason: "MinimumReplicasAvailable", Message: "Deployment has minimum availability."},
+		{Type: appsv1.DeploymentProgressing, Status: corev1.ConditionTrue, Reason: "NewReplicaSetAvailable", Message: fmt.Sprintf("ReplicaSet %q has successfully progressed.", dobj.Name+"-5d8f7c9b6d")},
+	}
+	return d
+}
+
+// footprintService is the Service of the i-th DeployObject of the mem step
+// as the API server sends it.
+func footprintService(i int) protoObject {
+	s := liveService(footprintDeployObject(i))
+	s.UID = types.UID(fmt.Sprintf("7a2d3b5f-%04x-4a5b-9c3d-%012x", i%0x10000, i))
+	s.Spec.IPFamilies = []corev1.IPFamily{corev1.IPv4Protocol}
+	s.Spec.IPFamilyPolicy = ptr.To(corev1.IPFamilyPolicySingleStack)
+	s.Spec.InternalTrafficPolicy = ptr.To(corev1.ServiceInternalTrafficPolicyCluster)
+	s.ManagedFields = footprintManagers("v1", 400)
+	return s
+}
+
+func footprintDeployObject(i int) *appv1.DeployObject {
+	return newDeployObject(func(d *appv1.DeployObject) {
+		d.Name = fmt.Sprintf("bench-%05d", i)
+		d.Spec.Replicas = ptr.To[int32](0)
+	})
+}
+
+// footprintManagers are the controller's managedFields entry, of about
+// size bytes, and a status writer's, as a create and a status update leave
+// them.
+func footprintManagers(apiVersion string, size int) []metav1.ManagedFieldsEntry {
+	return []metav1.ManagedFieldsEntry{
+		{Manager: fieldManager, Operation: metav1.ManagedFieldsOperationUpdate, APIVersion: apiVersion, Time: &metav1.Time{}, FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:metadata":{` + strings.Repeat(" ", size) + `}}`)}},
+		{Manager: "kube-controller-manager", Operation: metav1.ManagedFieldsOperationUpdate, APIVersion: apiVersion, Time: &metav1.Time{}, FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:status":{` + strings.Repeat(" ", size/2) + `}}`)}, Subresource: "status"},
+	}
 }
