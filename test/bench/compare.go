@@ -127,6 +127,10 @@ var figures = []figure{
 			return fromPtr(r.Config, func(c *configResult) float64 { return c.Writes.PerObject })
 		},
 		check: func(v float64) bool { return v <= maxConfigWritesPerObject+1e-9 }, target: fmt.Sprintf("≤ %d", maxConfigWritesPerObject), atScale: always},
+	{step: "config", name: "writes/object of a second config rollout", unit: "/object",
+		value: func(r *report) (float64, bool) {
+			return fromPtr(r.Config, func(c *configResult) float64 { return c.SecondWrites.PerObject })
+		}},
 	{step: "peer", name: "backlog throughput / the peer's", unit: "×",
 		value: func(r *report) (float64, bool) {
 			return fromPeer(r, backlogs, func(c, pc *convergeResult) float64 { return pc.ReconciledSeconds / c.ReconciledSeconds })

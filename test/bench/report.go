@@ -156,6 +156,12 @@ type configResult struct {
 	Limit                       int     `json:"limit"`
 	Writes                      writes  `json:"writes"`
 	CPUSecondsPer1000Reconciles float64 `json:"cpuSecondsPer1000Reconciles"`
+	// SecondRolledOutSeconds and SecondWrites are those of a second change
+	// of the used key: the first rollout of a Deployment the controller
+	// created also moves the create's fields to its server-side apply
+	// (csaupgrade), which later ones do not.
+	SecondRolledOutSeconds float64 `json:"secondRolledOutSeconds"`
+	SecondWrites           writes  `json:"secondWrites"`
 }
 
 // steadyResult is the writes of a controller over objects already in sync:
@@ -333,6 +339,8 @@ func printTable(out io.Writer, r *report) error {
 		row("config", "peak config rollouts at once (pending)", "%.0f of at most %d (%.0f)", c.PeakActive, c.Limit, c.PeakPending)
 		row("config", "writes/object", "%.3f (%s)", c.Writes.PerObject, perResource(c.Writes.ByVerbResource, r.N))
 		row("config", "CPU per 1000 reconciles", "%.3f s", c.CPUSecondsPer1000Reconciles)
+		row("config", "changed again → all Ready on it", "%.2f s", c.SecondRolledOutSeconds)
+		row("config", "writes/object of the second rollout", "%.3f (%s)", c.SecondWrites.PerObject, perResource(c.SecondWrites.ByVerbResource, r.N))
 	}
 	if m := r.Mem; m != nil {
 		row("mem", "empty cluster: heap in use / RSS", "%s / %s", mib(m.Empty.HeapInuseBytes), mib(m.Empty.RSSBytes))

@@ -585,9 +585,9 @@ func readsSharedConfig(d *appv1.DeployObject) {
 }
 
 // config takes N DeployObjects that read one key of a shared ConfigMap to
-// Ready, changes a key they do not read, then the one they read, and times
-// until every one is Ready with its pods on the new configuration, with the
-// controller's count of rollouts in flight sampled meanwhile.
+// Ready, changes a key they do not read, then the one they read, twice, and
+// times until every one is Ready with its pods on the new configuration,
+// with the controller's count of rollouts in flight sampled meanwhile.
 func (b *bench) config(ctx context.Context) (*configResult, error) {
 	n := b.opts.n
 	if err := b.freshNamespace(ctx, nsConfig); err != nil {
@@ -634,53 +634,83 @@ func (b *bench) config(ctx context.Context) (*configResult, error) {
 		return nil, err
 	}
 
-	old, err := obs.configHashes()
+	res := &configResult{ControllerFlags: nonNil(ctrl.flags), UnusedKeyWindowSeconds: unusedKeyWindow.Seconds(), Limit: configLimit,
+		UnusedKeyWrites: writesBetween(before, unused, n)}
+	b.logf("config: changing the key every DeployObject reads")
+	first, afterFirst, err := b.configRollout(ctx, obs, ctrl, n, "2", unused)
 	if err != nil {
 		return nil, err
 	}
-	b.logf("config: changing the key every DeployObject reads")
-	start = time.Now()
-	if err := b.setSharedConfig(ctx, usedKey, "2"); err != nil {
+	res.RolledOutSeconds, res.PeakActive, res.PeakPending, res.Writes, res.CPUSecondsPer1000Reconciles =
+		first.seconds, first.peakActive, first.peakPending, first.writes, first.cpuPer1000
+	b.logf("config: changing it again")
+	second, _, err := b.configRollout(ctx, obs, ctrl, n, "3", afterFirst)
+	if err != nil {
 		return nil, err
 	}
-	res := &configResult{ControllerFlags: nonNil(ctrl.flags), UnusedKeyWindowSeconds: unusedKeyWindow.Seconds(), Limit: configLimit,
-		UnusedKeyWrites: writesBetween(before, unused, n)}
+	res.SecondRolledOutSeconds, res.SecondWrites = second.seconds, second.writes
+	res.PeakActive, res.PeakPending = max(res.PeakActive, second.peakActive), max(res.PeakPending, second.peakPending)
+	return res, nil
+}
+
+// rollout is what one configuration rollout of the config step cost.
+type rollout struct {
+	seconds                 float64
+	peakActive, peakPending float64
+	writes                  writes
+	cpuPer1000              float64
+}
+
+// configRollout sets the key every DeployObject of the config step reads to
+// value and waits until all n are Ready on it, watching the controller's
+// rollout gauge meanwhile. It returns what the rollout cost since the
+// scrape since, and the scrape at its end.
+func (b *bench) configRollout(ctx context.Context, obs *observer, ctrl *controller, n int, value string, since snapshot) (rollout, snapshot, error) {
+	var r rollout
+	old, err := obs.configHashes()
+	if err != nil {
+		return r, snapshot{}, err
+	}
+	start := time.Now()
+	if err := b.setSharedConfig(ctx, usedKey, value); err != nil {
+		return r, snapshot{}, err
+	}
 	timeout := waitTimeout(n)
 	for {
 		s, err := ctrl.scrape(ctx)
 		if err != nil {
-			return nil, err
+			return r, snapshot{}, err
 		}
-		res.PeakActive = max(res.PeakActive, s.sum("deployobject_config_rollouts", "state", "active"))
-		res.PeakPending = max(res.PeakPending, s.sum("deployobject_config_rollouts", "state", "pending"))
+		r.peakActive = max(r.peakActive, s.sum("deployobject_config_rollouts", "state", "active"))
+		r.peakPending = max(r.peakPending, s.sum("deployobject_config_rollouts", "state", "pending"))
 		done, example, err := obs.onNewConfig(old)
 		if err != nil {
-			return nil, err
+			return r, snapshot{}, err
 		}
 		if done == n {
 			break
 		}
 		if err := ctrl.exited(); err != nil {
-			return nil, err
+			return r, snapshot{}, err
 		}
 		if time.Since(start) > timeout {
-			return nil, fmt.Errorf("timed out after %s: %d of %d Ready on the new configuration (e.g. %s)", timeout, done, n, example)
+			return r, snapshot{}, fmt.Errorf("timed out after %s: %d of %d Ready on the new configuration (e.g. %s)", timeout, done, n, example)
 		}
 		if err := sleep(ctx, 250*time.Millisecond); err != nil {
-			return nil, err
+			return r, snapshot{}, err
 		}
 	}
-	res.RolledOutSeconds = time.Since(start).Seconds()
+	r.seconds = time.Since(start).Seconds()
 	after, err := ctrl.scrape(ctx)
 	if err != nil {
-		return nil, err
+		return r, snapshot{}, err
 	}
-	res.Writes = writesBetween(unused, after, n)
-	if r := after.sum("deployobject_reconcile_total") - unused.sum("deployobject_reconcile_total"); r > 0 {
-		cpu := after.sum("process_cpu_seconds_total") - unused.sum("process_cpu_seconds_total")
-		res.CPUSecondsPer1000Reconciles = cpu / r * 1000
+	r.writes = writesBetween(since, after, n)
+	if reconciles := after.sum("deployobject_reconcile_total") - since.sum("deployobject_reconcile_total"); reconciles > 0 {
+		cpu := after.sum("process_cpu_seconds_total") - since.sum("process_cpu_seconds_total")
+		r.cpuPer1000 = cpu / reconciles * 1000
 	}
-	return res, nil
+	return r, after, nil
 }
 
 // setSharedConfig sets key of the config step's ConfigMap to value.
