@@ -150,12 +150,16 @@ func (c *Controller) syncChildren(ctx context.Context, dobj *appv1.DeployObject)
 	if err != nil {
 		return out, actions, err
 	}
-	held, err := c.holdDeployment(ctx, dobj, desired, cfg, &out)
+	// Both the hold and the sync read the cached Deployment: one decode
+	// of it serves both (see packed.go).
+	cachedDeployment, cachedErr := c.deployments.in(dobj.Namespace)(dobj.Name)
+	cached := func(string) (*appsv1.Deployment, error) { return cachedDeployment, cachedErr }
+	held, err := c.holdDeployment(ctx, dobj, cached, desired, cfg, &out)
 	if err != nil {
 		return out, actions, err
 	}
 	if !held {
-		if err := c.syncDeployment(ctx, dobj, desired, hash, &out, record, recheckOwner); err != nil {
+		if err := c.syncDeployment(ctx, dobj, cached, desired, hash, &out, record, recheckOwner); err != nil {
 			return out, actions, err
 		}
 	}
@@ -214,12 +218,13 @@ func (c *Controller) syncChildren(ctx context.Context, dobj *appv1.DeployObject)
 }
 
 // syncDeployment brings the Deployment in line with desired, whose hash
-// is hash, and records the outcome in out.
-func (c *Controller) syncDeployment(ctx context.Context, dobj *appv1.DeployObject, desired *appsv1.Deployment, hash string, out *syncOutcome, record func(kind, action string, err error) error, recheckOwner func(context.Context) error) error {
+// is hash, and records the outcome in out; cached is the Deployment as the
+// cache holds it.
+func (c *Controller) syncDeployment(ctx context.Context, dobj *appv1.DeployObject, cached func(string) (*appsv1.Deployment, error), desired *appsv1.Deployment, hash string, out *syncOutcome, record func(kind, action string, err error) error, recheckOwner func(context.Context) error) error {
 	deployments := c.kubeClient.AppsV1().Deployments(dobj.Namespace)
 	d, action, err := syncChild(ctx, dobj, desired, childOps[*appsv1.Deployment]{
 		kind:   "Deployment",
-		cached: c.deployments.in(dobj.Namespace),
+		cached: cached,
 		create: deployments.Create,
 		get:    deployments.Get,
 		patch:  deployments.Patch,
@@ -254,8 +259,8 @@ func (c *Controller) syncDeployment(ctx context.Context, dobj *appv1.DeployObjec
 // --max-concurrent-config-rollouts. A new generation of the spec is
 // never held by the limit. The Deployment as the cache shows it still
 // tells the status.
-func (c *Controller) holdDeployment(ctx context.Context, dobj *appv1.DeployObject, desired *appsv1.Deployment, cfg configState, out *syncOutcome) (bool, error) {
-	live, err := c.deployments.in(dobj.Namespace)(dobj.Name)
+func (c *Controller) holdDeployment(ctx context.Context, dobj *appv1.DeployObject, cached func(string) (*appsv1.Deployment, error), desired *appsv1.Deployment, cfg configState, out *syncOutcome) (bool, error) {
+	live, err := cached(dobj.Name)
 	switch {
 	case apierrors.IsNotFound(err):
 		live = nil
