@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"math"
 	"os"
+	"strings"
 	"text/tabwriter"
 )
 
@@ -15,8 +16,15 @@ import (
 const (
 	targetN            = 1000
 	targetMemN         = 10000
-	minLimitRatio      = 0.6
 	maxWritesPerObject = 4
+	// Issue 14 raised the backlog's limit / reconciled from 0.6: at least
+	// 0.9 at N=1000 as the median of three runs, since one run read
+	// anywhere from 0.74 to 0.93, and at least 0.8 at N=10,000, where it
+	// asks for no median.
+	minLimitRatio        = 0.9
+	limitRatioRuns       = 3
+	largeN               = 10000
+	minLimitRatioAtLarge = 0.8
 	// Issue 14 raised the heap target from issue 11's 8 KiB, and set one
 	// on CPU.
 	maxHeapPerObject     = 6 << 10
@@ -37,7 +45,8 @@ type figure struct {
 	step, name string
 	unit       string
 	value      func(*report) (float64, bool)
-	// check says whether v meets the target; nil for figures without one.
+	// check says whether v meets the target; nil for figures without one
+	// and those whose target is scaled.
 	check  func(v float64) bool
 	target string
 	// atScale says whether the run was large enough for the target to apply.
@@ -45,7 +54,57 @@ type figure struct {
 	// notJudged, if set, says why a run's figure is not judged, or "" when
 	// it is: with or without a target.
 	notJudged func(*report) string
+	// perRun, for a figure of the runs of the limit and backlog (--runs),
+	// reads it from one run, in place of value: the figure is then the
+	// median of the runs, and the target is judged on it.
+	perRun func(backlogRun) (float64, bool)
+	// everyRun holds every run to the target instead, as each run was
+	// before --runs: the issue asks for a median of the backlog ratio
+	// alone, and an extra write in one run is a defect, not noise.
+	everyRun bool
+	// scaled, if set, is the target for the run's size, in place of check
+	// and target.
+	scaled func(*report) goal
 }
+
+// goal is a target as a run is held to it: the runs whose median it is
+// defined over, if it says.
+type goal struct {
+	check  func(v float64) bool
+	target string
+	runs   int
+}
+
+func (f figure) goal(r *report) goal {
+	if f.scaled != nil {
+		return f.scaled(r)
+	}
+	return goal{check: f.check, target: f.target}
+}
+
+// read is f in r, and for a figure of the runs the value of each run that
+// has it, of which the figure is the median.
+func (f figure) read(r *report) (float64, []float64, bool) {
+	if f.perRun == nil {
+		v, ok := f.value(r)
+		return v, nil, ok
+	}
+	vs := runValues(runsOf(r), f.perRun)
+	if len(vs) == 0 {
+		return 0, nil, false
+	}
+	return spreadOf(vs).Median, vs, true
+}
+
+// limitRatioGoal is issue 14's limit / reconciled for the run's size.
+func limitRatioGoal(r *report) goal {
+	if r.N >= largeN {
+		return goal{check: atLeast(minLimitRatioAtLarge), target: fmt.Sprintf("≥ %.1f", minLimitRatioAtLarge)}
+	}
+	return goal{check: atLeast(minLimitRatio), target: fmt.Sprintf("≥ %.1f", minLimitRatio), runs: limitRatioRuns}
+}
+
+func atLeast(target float64) func(float64) bool { return func(v float64) bool { return v >= target } }
 
 func atTargetN(r *report) bool    { return r.N >= targetN }
 func peerRan(r *report) bool      { return r.Peer != nil }
@@ -54,28 +113,13 @@ func atTargetMemN(r *report) bool { return r.MemN >= targetMemN }
 
 // figures are the numbers `make bench` is judged by, in step order.
 var figures = []figure{
-	{step: "limit", name: "logic-free writer", unit: "s",
-		value: func(r *report) (float64, bool) {
-			return fromPtr(r.Limit, func(l *limitResult) float64 { return l.Seconds })
-		}},
-	{step: "backlog", name: "start → all reconciled", unit: "s",
-		value: func(r *report) (float64, bool) { return fromPtr(r.Backlog, reconciled) }},
-	{step: "backlog", name: "limit / reconciled",
-		value: func(r *report) (float64, bool) {
-			if r.Limit == nil {
-				// Without the limit step there is no ratio to judge.
-				return 0, false
-			}
-			return fromPtr(r.Backlog, func(c *convergeResult) float64 { return c.LimitOverReconciled })
-		},
-		check: func(v float64) bool { return v >= minLimitRatio }, target: fmt.Sprintf("≥ %.1f", minLimitRatio), atScale: atTargetN},
-	{step: "backlog", name: "start → all Ready", unit: "s",
-		value: func(r *report) (float64, bool) { return fromPtr(r.Backlog, ready) }},
-	{step: "backlog", name: "writes/object to Ready", unit: "/object",
-		value: func(r *report) (float64, bool) { return fromPtr(r.Backlog, writesPerObject) },
+	{step: "limit", name: "logic-free writer", unit: "s", perRun: runLimit},
+	{step: "backlog", name: "start → all reconciled", unit: "s", perRun: ofBacklog(reconciled)},
+	{step: "backlog", name: "limit / reconciled", perRun: runRatio, scaled: limitRatioGoal, atScale: atTargetN},
+	{step: "backlog", name: "start → all Ready", unit: "s", perRun: ofBacklog(ready)},
+	{step: "backlog", name: "writes/object to Ready", unit: "/object", perRun: ofBacklog(writesPerObject), everyRun: true,
 		check: atMostWrites, target: fmt.Sprintf("≤ %d", maxWritesPerObject), atScale: always},
-	{step: "backlog", name: "CPU per 1000 reconciles", unit: "s",
-		value: func(r *report) (float64, bool) { return fromPtr(r.Backlog, cpuPer1000) },
+	{step: "backlog", name: "CPU per 1000 reconciles", unit: "s", perRun: ofBacklog(cpuPer1000), everyRun: true,
 		check: func(v float64) bool { return v <= maxCPUPer1000Seconds }, target: fmt.Sprintf("≤ %.1f s", maxCPUPer1000Seconds), atScale: atTargetN,
 		notJudged: cpuProfiled},
 	{step: "burst", name: "first create → all Ready", unit: "s",
@@ -131,19 +175,17 @@ var figures = []figure{
 		value: func(r *report) (float64, bool) {
 			return fromPtr(r.Config, func(c *configResult) float64 { return c.SecondWrites.PerObject })
 		}},
-	{step: "peer", name: "backlog throughput / the peer's", unit: "×",
-		value: func(r *report) (float64, bool) {
-			return fromPeer(r, backlogs, func(c, pc *convergeResult) float64 { return pc.ReconciledSeconds / c.ReconciledSeconds })
-		},
-		check: func(v float64) bool { return v >= minPeerSpeedup }, target: fmt.Sprintf("≥ %.1f×", minPeerSpeedup), atScale: peerRanAtN},
-	{step: "peer", name: "backlog writes/object / the peer's",
-		value: func(r *report) (float64, bool) {
-			return fromPeer(r, backlogs, writesShare)
-		},
-		check: func(v float64) bool { return v <= maxPeerWritesShare }, target: fmt.Sprintf("≤ %.1f", maxPeerWritesShare), atScale: peerRan},
+	{step: "peer", name: "backlog throughput / the peer's", unit: "×", perRun: runPeerThroughput,
+		check: atLeast(minPeerSpeedup), target: fmt.Sprintf("≥ %.1f×", minPeerSpeedup), atScale: peerRanAtN},
+	{step: "peer", name: "backlog writes/object / the peer's", everyRun: true,
+		perRun: func(run backlogRun) (float64, bool) { return compared(run.Backlog, run.PeerBacklog, writesShare) },
+		check:  func(v float64) bool { return v <= maxPeerWritesShare }, target: fmt.Sprintf("≤ %.1f", maxPeerWritesShare), atScale: peerRan},
 	{step: "peer", name: "burst writes/object / the peer's",
 		value: func(r *report) (float64, bool) {
-			return fromPeer(r, bursts, writesShare)
+			if r.Peer == nil {
+				return 0, false
+			}
+			return compared(r.Burst, r.Peer.Burst, writesShare)
 		},
 		check: func(v float64) bool { return v <= maxPeerWritesShare }, target: fmt.Sprintf("≤ %.1f", maxPeerWritesShare), atScale: peerRan},
 	{step: "mem", name: "heap in use per DeployObject", unit: "KiB",
@@ -185,17 +227,9 @@ func isZero(v float64) bool       { return v == 0 }
 
 func writesShare(c, pc *convergeResult) float64 { return c.Writes.PerObject / pc.Writes.PerObject }
 
-// backlogs and bursts pair a result of the controller with the peer's.
-func backlogs(r *report) (*convergeResult, *convergeResult) { return r.Backlog, r.Peer.Backlog }
-func bursts(r *report) (*convergeResult, *convergeResult)   { return r.Burst, r.Peer.Burst }
-
-// fromPeer computes a figure from a result of the controller and the peer's
-// of the same step, when both exist and the figure is a number.
-func fromPeer(r *report, pair func(*report) (*convergeResult, *convergeResult), get func(c, pc *convergeResult) float64) (float64, bool) {
-	if r.Peer == nil {
-		return 0, false
-	}
-	c, pc := pair(r)
+// compared computes a figure from a result of the controller and the
+// peer's of the same step, when both exist and the figure is a number.
+func compared(c, pc *convergeResult, get func(c, pc *convergeResult) float64) (float64, bool) {
 	if c == nil || pc == nil {
 		return 0, false
 	}
@@ -243,42 +277,95 @@ func printComparison(out io.Writer, r, base *report) ([]string, error) {
 	fmt.Fprintln(w, "STEP\tFIGURE\tBASELINE\tNOW\tCHANGE\tTARGET")
 	var missed []string
 	for _, f := range figures {
-		now, ok := f.value(r)
+		now, runs, ok := f.read(r)
 		if !ok {
 			continue
 		}
 		was, hadBase := 0.0, false
 		if base != nil {
-			was, hadBase = f.value(base)
+			was, _, hadBase = f.read(base)
+		}
+		g := f.goal(r)
+		target := g.target
+		if which := runsJudged(f, g, len(runs)); which != "" {
+			target += " (" + which + ")"
 		}
 		verdict, why := "", ""
 		if f.notJudged != nil {
 			why = f.notJudged(r)
 		}
 		switch {
-		case why != "" && f.check == nil:
+		case why != "" && g.check == nil:
 			verdict = "not judged: " + why
 		case why != "":
-			verdict = f.target + ": not judged: " + why
-		case f.check == nil:
+			verdict = target + ": not judged: " + why
+		case g.check == nil:
 		case !f.atScale(r):
-			verdict = f.target + ": not judged at this size"
-		case f.check(now):
-			verdict = f.target + ": met"
+			verdict = g.target + ": not judged at this size"
 		default:
-			verdict = f.target + ": MISSED"
-			missed = append(missed, fmt.Sprintf("%s %s = %s, target %s", f.step, f.name, formatFigure(now, f.unit), f.target))
+			if failed := f.missed(g, now, runs); failed != "" {
+				verdict = target + ": MISSED"
+				missed = append(missed, fmt.Sprintf("%s %s = %s, target %s", f.step, f.name, failed, target))
+			} else {
+				verdict = target + ": met"
+			}
 		}
 		baseCol, change := "-", "-"
 		if hadBase {
 			baseCol, change = formatFigure(was, f.unit), formatChange(was, now, f.unit)
 		}
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\n", f.step, f.name, baseCol, formatFigure(now, f.unit), change, verdict)
+		nowCol := formatFigure(now, f.unit)
+		if len(runs) > 1 {
+			nowCol += " (" + formatRange(spreadOf(runs), f.unit) + ")"
+		}
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\n", f.step, f.name, baseCol, nowCol, change, verdict)
 	}
 	if err := w.Flush(); err != nil {
 		return nil, fmt.Errorf("printing comparison: %w", err)
 	}
 	return missed, nil
+}
+
+// runsJudged says what of the runs a verdict on a figure of the runs speaks
+// of, when they are several or fewer than the target is defined over.
+func runsJudged(f figure, g goal, runs int) string {
+	switch {
+	case f.perRun == nil:
+		return ""
+	case runs < g.runs && runs == 1:
+		return fmt.Sprintf("1 run, not a median of %d", g.runs)
+	case runs < g.runs:
+		return fmt.Sprintf("median of %d runs, not of %d", runs, g.runs)
+	case runs == 1:
+		return ""
+	case f.everyRun:
+		return fmt.Sprintf("each of %d runs", runs)
+	}
+	return fmt.Sprintf("median of %d runs", runs)
+}
+
+// missed is what of f, now with the values of runs, misses goal g, or ""
+// when it meets it.
+func (f figure) missed(g goal, now float64, runs []float64) string {
+	if !f.everyRun || len(runs) < 2 {
+		if g.check(now) {
+			return ""
+		}
+		if len(runs) > 1 {
+			return fmt.Sprintf("%s (%s)", formatFigure(now, f.unit), formatRange(spreadOf(runs), f.unit))
+		}
+		return formatFigure(now, f.unit)
+	}
+	var failed []string
+	for _, v := range runs {
+		if !g.check(v) {
+			failed = append(failed, formatFigure(v, f.unit))
+		}
+	}
+	if len(failed) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%s in %d of %d runs", strings.Join(failed, ", "), len(failed), len(runs))
 }
 
 func formatFigure(v float64, unit string) string {

@@ -32,7 +32,7 @@ func (b *bench) peerBacklog(ctx context.Context) (*convergeResult, error) {
 	if err := b.checkOnlyPeerObjects(ctx, nsPeerBacklog); err != nil {
 		return nil, err
 	}
-	return b.backlogIn(ctx, b.peer(), nsPeerBacklog, "peer-backlog")
+	return b.backlogIn(ctx, b.peer(), nsPeerBacklog, b.runLabel("peer-backlog"))
 }
 
 func (b *bench) peerBurst(ctx context.Context) (*convergeResult, error) {

@@ -32,16 +32,26 @@ type report struct {
 	Steps             []string `json:"steps"`
 	// ControllerFlags are the --controller-arg flags every controller ran
 	// with, besides HarnessFlags and the flags of a step.
-	ControllerFlags []string           `json:"controllerFlags"`
-	HarnessFlags    []string           `json:"harnessFlags"`
-	StepSeconds     map[string]float64 `json:"stepSeconds"`
-	Error           string             `json:"error,omitempty"`
+	ControllerFlags []string `json:"controllerFlags"`
+	HarnessFlags    []string `json:"harnessFlags"`
+	// StepSeconds are the steps' wall times, summed over the runs of
+	// those --runs repeats.
+	StepSeconds map[string]float64 `json:"stepSeconds"`
+	Error       string             `json:"error,omitempty"`
 	// CPUProfiles says whether the backlogs ran profiled (--cpu-profile),
 	// which costs the controller CPU.
 	CPUProfiles bool `json:"cpuProfiles"`
 
-	Limit   *limitResult    `json:"limit,omitempty"`
-	Backlog *convergeResult `json:"backlog,omitempty"`
+	// Limit, Backlog and Peer.Backlog are those of run MedianRun (from 1)
+	// of Runs, the repetitions of the limit, backlog and peer-backlog steps
+	// (--runs); RunSpread has the median and range of their figures over
+	// every run, by runFigures' keys. Results from before --runs have
+	// neither: their one run is Limit, Backlog and Peer.Backlog.
+	Limit     *limitResult      `json:"limit,omitempty"`
+	Backlog   *convergeResult   `json:"backlog,omitempty"`
+	Runs      []backlogRun      `json:"runs,omitempty"`
+	MedianRun int               `json:"medianRun,omitempty"`
+	RunSpread map[string]spread `json:"runSpread,omitempty"`
 	// Sweep is the backlog once per --sweep flag set.
 	Sweep  []*convergeResult `json:"sweep,omitempty"`
 	Burst  *convergeResult   `json:"burst,omitempty"`

@@ -57,11 +57,12 @@ func (b *bench) limit(ctx context.Context) (*limitResult, error) {
 // backlog starts the controller over N DeployObjects created while it was
 // stopped, as after an outage, and times from its process start.
 func (b *bench) backlog(ctx context.Context) (*convergeResult, error) {
-	return b.backlogWith(ctx, "backlog")
+	return b.backlogWith(ctx, b.runLabel("backlog"))
 }
 
 // sweep runs the backlog once for each flag set of --sweep, in one cluster
-// and against one limit, to show what the flags' values buy.
+// and against one limit, the last run's, to show what the flags' values
+// buy.
 func (b *bench) sweep(ctx context.Context) ([]*convergeResult, error) {
 	var out []*convergeResult
 	for i, flags := range b.opts.sweep {
