@@ -55,7 +55,7 @@ func (b *bench) deleteNamespace(ctx context.Context, ns string, wait bool) error
 		return nil
 	}
 	start := time.Now()
-	timeout := 10 * time.Minute
+	timeout := namespaceTimeout(b.opts)
 	for {
 		live, err := namespaces.Get(ctx, ns, metav1.GetOptions{})
 		if apierrors.IsNotFound(err) {
@@ -82,4 +82,12 @@ func remaining(ns *corev1.Namespace) string {
 		}
 	}
 	return "phase " + string(ns.Status.Phase)
+}
+
+// namespaceTimeout bounds the wait for a namespace's deletion. It grows with
+// the largest size of the run: at 10,000 DeployObjects the limit step's
+// namespace holds 50,000 objects with the pods, and kube-controller-manager
+// was still deleting them after 10 minutes.
+func namespaceTimeout(o *options) time.Duration {
+	return max(10*time.Minute, waitTimeout(max(o.n, o.memN)))
 }
