@@ -92,7 +92,7 @@ func parseFlags(args []string) (*options, error) {
 	fs.StringVar(&o.commit, "commit", "unknown", "Commit of the controller, recorded in the results.")
 	fs.StringVar(&o.cluster, "cluster", "", "How the cluster was set up, recorded in the results.")
 	fs.IntVar(&o.n, "n", 1000, "DeployObjects of the limit, backlog, sweep, burst, steady and update steps.")
-	fs.IntVar(&o.runs, "runs", 3, "Times to run the limit, backlog and peer-backlog steps (those selected), in turn and before the other steps: "+
+	fs.IntVar(&o.runs, "runs", limitRatioRuns, "Times to run the limit, backlog and peer-backlog steps (those selected), in turn and before the other steps: "+
 		"each backlog right after a limit of its own, the peer's right after it. "+
 		"The comparison judges the median of the runs' limit / reconciled (at least 0.9 at --n 1000, where a single run is judged but said to be one, 0.8 at 10000) "+
 		"and of the backlog throughput over the peer's, and holds every run to the other targets. "+

@@ -190,15 +190,16 @@ func TestPrintComparisonJudgesRuns(t *testing.T) {
 	}
 }
 
-// Results from before --runs, such as the committed results.json, have one
-// run: their limit and backlog; they still serve as the baseline.
+// Results from before --runs (testdata holds the results.json of c261d02)
+// have one run: their limit and backlog; they still serve as the baseline.
 func TestResultsWithoutRunsAsBaseline(t *testing.T) {
-	base, err := readBaseline("results.json")
+	const path = "testdata/results-before-runs.json"
+	base, err := readBaseline(path)
 	if err != nil || base == nil {
-		t.Fatalf("reading results.json: %v, %v", err, base)
+		t.Fatalf("reading %s: %v, %v", path, err, base)
 	}
 	if len(base.Runs) != 0 {
-		t.Fatalf("results.json has runs: this test needs results from before --runs")
+		t.Fatalf("%s has runs: this test needs results from before --runs", path)
 	}
 	if runs := runsOf(base); len(runs) != 1 || runs[0].Limit != base.Limit || runs[0].Backlog != base.Backlog || runs[0].PeerBacklog != base.Peer.Backlog {
 		t.Errorf("runs of results without runs = %+v", runs)
