@@ -192,7 +192,6 @@ func memoryOf(s snapshot) memory {
 // controller's metrics before and after it.
 func converged(ctrl *controller, before, after snapshot, n int, c convergence) *convergeResult {
 	reconciles := after.sum("deployobject_reconcile_total") - before.sum("deployobject_reconcile_total")
-	cpu := after.sum("process_cpu_seconds_total") - before.sum("process_cpu_seconds_total")
 	r := &convergeResult{
 		ControllerFlags:   nonNil(ctrl.flags),
 		ReconciledSeconds: c.reconciled.Seconds(),
@@ -200,13 +199,21 @@ func converged(ctrl *controller, before, after snapshot, n int, c convergence) *
 		ReadySeconds:      c.ready.Seconds(),
 		Reconciles:        reconciles,
 		ReconcileErrors:   after.sum("deployobject_reconcile_total", "result", "error") - before.sum("deployobject_reconcile_total", "result", "error"),
-		CPUSeconds:        cpu,
+		CPUSeconds:        after.sum("process_cpu_seconds_total") - before.sum("process_cpu_seconds_total"),
 		Writes:            writesBetween(before, after, n),
 	}
-	if reconciles > 0 {
-		r.CPUSecondsPer1000Reconciles = cpu / reconciles * 1000
-	}
+	r.CPUSecondsPer1000Reconciles = cpuPer1000Reconciles(before, after)
 	return r
+}
+
+// cpuPer1000Reconciles is the controller's CPU time per 1000 reconciles
+// between two scrapes, 0 when it reconciled nothing.
+func cpuPer1000Reconciles(before, after snapshot) float64 {
+	reconciles := after.sum("deployobject_reconcile_total") - before.sum("deployobject_reconcile_total")
+	if reconciles <= 0 {
+		return 0
+	}
+	return (after.sum("process_cpu_seconds_total") - before.sum("process_cpu_seconds_total")) / reconciles * 1000
 }
 
 // apiServerCPU is the CPU time the API server process has used so far,

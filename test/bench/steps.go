@@ -707,10 +707,7 @@ func (b *bench) configRollout(ctx context.Context, obs *observer, ctrl *controll
 		return r, snapshot{}, err
 	}
 	r.writes = writesBetween(since, after, n)
-	if reconciles := after.sum("deployobject_reconcile_total") - since.sum("deployobject_reconcile_total"); reconciles > 0 {
-		cpu := after.sum("process_cpu_seconds_total") - since.sum("process_cpu_seconds_total")
-		r.cpuPer1000 = cpu / reconciles * 1000
-	}
+	r.cpuPer1000 = cpuPer1000Reconciles(since, after)
 	return r, after, nil
 }
 
