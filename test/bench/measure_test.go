@@ -1,0 +1,35 @@
+package main
+
+import (
+	"testing"
+	"time"
+)
+
+// At 10,000 DeployObjects the backlog was reconciled in about 31 minutes
+// and its pods came at about 3 a second: the wait for Ready must outlast
+// them, or the step fails before it can report the ratio it exists for.
+func TestConvergeTimeoutWaitsForThePods(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		n         int
+		wantReady bool
+		slowdown  time.Duration
+		atLeast   time.Duration
+		want      time.Duration
+	}{
+		{name: "reconciled only: no pods to wait for", n: 10000, slowdown: 1, want: waitTimeout(10000)},
+		{name: "ready at 10,000: every pod at 3 a second", n: 10000, wantReady: true, slowdown: 1, atLeast: 10000 * time.Second / 3},
+		{name: "ready at 1000", n: 1000, wantReady: true, slowdown: 1, atLeast: 1000 * time.Second / 3},
+		{name: "the peer's slowdown stretches it all", n: 1000, wantReady: true, slowdown: 4, want: 4 * convergeTimeout(1000, true, 1)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := convergeTimeout(tc.n, tc.wantReady, tc.slowdown)
+			if tc.want != 0 && got != tc.want {
+				t.Errorf("convergeTimeout(%d, %v, %d) = %s, want %s", tc.n, tc.wantReady, tc.slowdown, got, tc.want)
+			}
+			if got < tc.atLeast+waitTimeout(tc.n) && tc.atLeast != 0 {
+				t.Errorf("convergeTimeout(%d, %v, %d) = %s, want at least %s for the pods beyond the writes' %s", tc.n, tc.wantReady, tc.slowdown, got, tc.atLeast, waitTimeout(tc.n))
+			}
+		})
+	}
+}
