@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -30,17 +32,17 @@ import (
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	appv1 "deployobject.dev/controller/pkg/apis/app/v1"
+	caches "deployobject.dev/controller/pkg/caches"
+	children "deployobject.dev/controller/pkg/children"
+	configrollout "deployobject.dev/controller/pkg/configrollout"
 	clientset "deployobject.dev/controller/pkg/generated/clientset/versioned"
 	informers "deployobject.dev/controller/pkg/generated/informers/externalversions/app/v1"
 	listers "deployobject.dev/controller/pkg/generated/listers/app/v1"
+	metrics "deployobject.dev/controller/pkg/metrics"
+	status "deployobject.dev/controller/pkg/status"
 )
 
-const (
-	controllerName = "deployobject-controller"
-	// fieldManager names the controller in managedFields of what it writes.
-	fieldManager = controllerName
-	queueName    = "deployobject"
-)
+const queueName = "deployobject"
 
 // Controller keeps, for every DeployObject, a Deployment, and a Service,
 // PodDisruptionBudget, HorizontalPodAutoscaler and Ingress or HTTPRoute when
@@ -52,26 +54,26 @@ type Controller struct {
 
 	deployObjects listers.DeployObjectLister
 	// The child caches hold packed objects (see packed.go).
-	deployments packedLister[appsv1.Deployment, *appsv1.Deployment]
-	services    packedLister[corev1.Service, *corev1.Service]
-	pdbs        packedLister[policyv1.PodDisruptionBudget, *policyv1.PodDisruptionBudget]
-	hpas        packedLister[autoscalingv2.HorizontalPodAutoscaler, *autoscalingv2.HorizontalPodAutoscaler]
-	ingresses   packedLister[networkingv1.Ingress, *networkingv1.Ingress]
+	deployments caches.PackedLister[appsv1.Deployment, *appsv1.Deployment]
+	services    caches.PackedLister[corev1.Service, *corev1.Service]
+	pdbs        caches.PackedLister[policyv1.PodDisruptionBudget, *policyv1.PodDisruptionBudget]
+	hpas        caches.PackedLister[autoscalingv2.HorizontalPodAutoscaler, *autoscalingv2.HorizontalPodAutoscaler]
+	ingresses   caches.PackedLister[networkingv1.Ingress, *networkingv1.Ingress]
 	// gateway holds the HTTPRoute cache once the cluster serves
 	// HTTPRoutes; nil runs without the Gateway API.
-	gateway      *gatewayRoutes
+	gateway      *caches.GatewayRoutes
 	cachesSynced []cache.InformerSynced
 
 	queue    workqueue.TypedRateLimitingInterface[cache.ObjectName]
 	recorder record.EventRecorder
-	metrics  *reconcileMetrics
+	metrics  *metrics.ReconcileMetrics
 	// written holds status writes the DeployObject cache has not shown yet.
-	written *writtenStatuses
+	written *status.WrittenStatuses
 
 	// now is the clock for condition transition times; tests replace it.
 	now func() metav1.Time
 	// podSecurity is filled into every pod template (--pod-security-profile).
-	podSecurity podSecurityProfile
+	podSecurity children.PodSecurityProfile
 	// shutdownGrace bounds how long syncs in flight at shutdown may take.
 	shutdownGrace time.Duration
 	// childBatchPeriod delays syncs caused by child events, so that the
@@ -79,7 +81,7 @@ type Controller struct {
 	childBatchPeriod time.Duration
 	// config follows the ConfigMaps and Secrets the pods use (see
 	// trackConfig); its zero value follows none.
-	config configTracking
+	config *configrollout.Tracking
 }
 
 // NewController wires the informers' event handlers to the work queue. The
@@ -94,19 +96,19 @@ func NewController(
 	pdbInformer policyinformers.PodDisruptionBudgetInformer,
 	hpaInformer autoscalinginformers.HorizontalPodAutoscalerInformer,
 	ingressInformer networkinginformers.IngressInformer,
-	gateway *gatewayRoutes,
+	gateway *caches.GatewayRoutes,
 	recorder record.EventRecorder,
-	metrics *reconcileMetrics,
+	metrics *metrics.ReconcileMetrics,
 ) (*Controller, error) {
 	c := &Controller{
 		kubeClient:    kubeClient,
 		client:        client,
 		deployObjects: deployObjectInformer.Lister(),
-		deployments:   newPackedLister[appsv1.Deployment](deploymentInformer.Informer().GetIndexer(), appsv1.Resource("deployments")),
-		services:      newPackedLister[corev1.Service](serviceInformer.Informer().GetIndexer(), corev1.Resource("services")),
-		pdbs:          newPackedLister[policyv1.PodDisruptionBudget](pdbInformer.Informer().GetIndexer(), policyv1.Resource("poddisruptionbudgets")),
-		hpas:          newPackedLister[autoscalingv2.HorizontalPodAutoscaler](hpaInformer.Informer().GetIndexer(), autoscalingv2.Resource("horizontalpodautoscalers")),
-		ingresses:     newPackedLister[networkingv1.Ingress](ingressInformer.Informer().GetIndexer(), networkingv1.Resource("ingresses")),
+		deployments:   caches.NewPackedLister[appsv1.Deployment](deploymentInformer.Informer().GetIndexer(), appsv1.Resource("deployments")),
+		services:      caches.NewPackedLister[corev1.Service](serviceInformer.Informer().GetIndexer(), corev1.Resource("services")),
+		pdbs:          caches.NewPackedLister[policyv1.PodDisruptionBudget](pdbInformer.Informer().GetIndexer(), policyv1.Resource("poddisruptionbudgets")),
+		hpas:          caches.NewPackedLister[autoscalingv2.HorizontalPodAutoscaler](hpaInformer.Informer().GetIndexer(), autoscalingv2.Resource("horizontalpodautoscalers")),
+		ingresses:     caches.NewPackedLister[networkingv1.Ingress](ingressInformer.Informer().GetIndexer(), networkingv1.Resource("ingresses")),
 		gateway:       gateway,
 		cachesSynced: []cache.InformerSynced{
 			deployObjectInformer.Informer().HasSynced,
@@ -115,7 +117,7 @@ func NewController(
 			pdbInformer.Informer().HasSynced,
 			hpaInformer.Informer().HasSynced,
 			ingressInformer.Informer().HasSynced,
-			gateway.hasSynced,
+			gateway.HasSynced,
 		},
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
 			newRateLimiter(),
@@ -123,10 +125,11 @@ func NewController(
 		),
 		recorder:      recorder,
 		metrics:       metrics,
-		written:       newWrittenStatuses(deployObjectInformer.Lister()),
+		written:       status.NewWrittenStatuses(deployObjectInformer.Lister()),
 		now:           metav1.Now,
 		shutdownGrace: 10 * time.Second,
-		podSecurity:   profileNone,
+		podSecurity:   children.ProfileNone,
+		config:        &configrollout.Tracking{},
 	}
 
 	logger := klog.FromContext(ctx)
@@ -146,6 +149,23 @@ func NewController(
 	return c, nil
 }
 
+// trackConfig makes c follow the ConfigMaps, and the Secrets when secrets
+// is not nil, that DeployObjects' pods use (see configrollout.Track). It
+// must be called before the informers start.
+func (c *Controller) trackConfig(ctx context.Context, deployObjectInformer informers.DeployObjectInformer, configMaps coreinformers.ConfigMapInformer, secrets coreinformers.SecretInformer, maxRollouts int, delay time.Duration) error {
+	var secretInformer cache.SharedIndexInformer
+	if secrets != nil {
+		secretInformer = secrets.Informer()
+	}
+	t, synced, err := configrollout.Track(ctx, deployObjectInformer.Informer(), configMaps.Informer(), secretInformer, maxRollouts, delay, c.queue.Add, c.queue.AddAfter)
+	if err != nil {
+		return err
+	}
+	c.config = t
+	c.cachesSynced = append(c.cachesSynced, synced...)
+	return nil
+}
+
 // childEventHandler enqueues the owner of a child that changed.
 func (c *Controller) childEventHandler() cache.ResourceEventHandlerFuncs {
 	return cache.ResourceEventHandlerFuncs{
@@ -163,14 +183,14 @@ func (c *Controller) watchGatewayAPI(ctx context.Context) {
 	if c.gateway == nil {
 		return
 	}
-	c.gateway.run(ctx, c.childEventHandler(), func() {
+	c.gateway.Run(ctx, c.childEventHandler(), func() {
 		all, err := c.deployObjects.List(labels.Everything())
 		if err != nil {
 			utilruntime.HandleErrorWithContext(ctx, err, "Listing DeployObjects from the cache")
 			return
 		}
 		for _, d := range all {
-			if wantsHTTPRoute(d) {
+			if children.WantsHTTPRoute(d) {
 				c.enqueue(d)
 			}
 		}
@@ -252,12 +272,12 @@ func (c *Controller) processNextWorkItem(ctx context.Context) bool {
 
 	start := time.Now()
 	err := c.syncHandler(ctx, key)
-	c.metrics.observe(time.Since(start), err)
+	c.metrics.Observe(time.Since(start), err)
 
 	switch {
 	case err == nil:
 		c.queue.Forget(key)
-	case isExpectedRetry(err):
+	case children.IsExpectedRetry(err):
 		// Stale caches and foreign children resolve themselves; they are
 		// retried with backoff but are not errors worth an operator's time.
 		logger.V(2).Info("Retrying", "reason", err.Error())
@@ -289,7 +309,7 @@ func (c *Controller) updateDeployObject(oldObj, newObj any) {
 	if !ok1 || !ok2 {
 		return
 	}
-	c.written.observe(cache.MetaObjectToName(newDO), newDO.ResourceVersion)
+	c.written.Observe(cache.MetaObjectToName(newDO), newDO.ResourceVersion)
 	if oldDO.ResourceVersion == newDO.ResourceVersion || oldDO.Generation != newDO.Generation {
 		c.enqueue(newDO)
 	}
@@ -328,7 +348,7 @@ func metaOf(obj any) (metav1.Object, error) {
 		obj = tombstone.Obj
 	}
 	switch o := obj.(type) {
-	case *packed:
+	case *caches.Packed:
 		return o.GetObjectMeta(), nil
 	case *gatewayv1.HTTPRoute:
 		return o, nil
@@ -344,16 +364,309 @@ func metaOf(obj any) (metav1.Object, error) {
 func ownerName(obj metav1.Object) *cache.ObjectName {
 	ref := metav1.GetControllerOfNoCopy(obj)
 	if ref == nil {
-		if labels := obj.GetLabels(); labels[managedByLabel] == managedByValue && labels[nameLabel] != "" {
-			return &cache.ObjectName{Namespace: obj.GetNamespace(), Name: labels[nameLabel]}
+		if labels := obj.GetLabels(); labels[children.ManagedByLabel] == children.ManagedByValue && labels[children.NameLabel] != "" {
+			return &cache.ObjectName{Namespace: obj.GetNamespace(), Name: labels[children.NameLabel]}
 		}
 		return nil
 	}
-	if ref.Kind != deployObjectKind.Kind {
+	if ref.Kind != children.DeployObjectKind.Kind {
 		return nil
 	}
-	if gv, err := schema.ParseGroupVersion(ref.APIVersion); err != nil || gv.Group != deployObjectKind.Group {
+	if gv, err := schema.ParseGroupVersion(ref.APIVersion); err != nil || gv.Group != children.DeployObjectKind.Group {
 		return nil
 	}
 	return &cache.ObjectName{Namespace: obj.GetNamespace(), Name: ref.Name}
+}
+
+// eventDriftCorrected is the reason of the Normal event for writes that undo
+// someone else's change; Warning events carry the Ready condition's reason.
+const eventDriftCorrected = "DriftCorrected"
+
+// syncHandler brings the children of one DeployObject in line with its spec
+// and writes its status. It reads only from the informer caches and is the one
+// place where the controller writes to the cluster. A nil error means done; an
+// error means retry with backoff.
+func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) error {
+	logger := klog.FromContext(ctx)
+	dobj, err := c.deployObjects.DeployObjects(key.Namespace).Get(key.Name)
+	if apierrors.IsNotFound(err) {
+		// Deleted: garbage collection removes the children through their
+		// controller ownerReferences.
+		logger.V(4).Info("DeployObject no longer exists")
+		c.written.Forget(key)
+		c.config.Limiter.Finish(key, true)
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("reading DeployObject from cache: %w", err)
+	}
+	basedOn := dobj.ResourceVersion
+	if written, ok := c.written.NewerThanCache(key, basedOn); ok {
+		// The watch has not delivered the last status write yet: judge the
+		// status against what was written, not against the cache, and base
+		// the next write on the version it made.
+		dobj = dobj.DeepCopy()
+		dobj.Status = written.Status
+		dobj.ResourceVersion = written.ResourceVersion
+	}
+	if dobj.DeletionTimestamp != nil {
+		// Going away (held by someone's finalizer, or with its namespace):
+		// children made now would only be garbage-collected again.
+		logger.V(4).Info("DeployObject is being deleted")
+		return nil
+	}
+
+	out, actions, err := c.syncChildren(ctx, dobj)
+	if children.IsNamespaceTerminating(err) {
+		// Nothing can be created there any more and the DeployObject goes
+		// with the namespace: retrying would only hot-loop.
+		logger.V(2).Info("Namespace is terminating, not retrying", "reason", err.Error())
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if len(actions) > 0 && dobj.Status.ObservedGeneration == dobj.Generation {
+		// The children were in line with this generation before, so someone
+		// else changed them. Creating children and rolling out a new spec
+		// are told by the Ready condition and cost no event.
+		c.recorder.Event(dobj, corev1.EventTypeNormal, eventDriftCorrected, strings.Join(actions, "; "))
+	}
+
+	newStatus := status.Compute(dobj, out, c.now())
+	// A configuration rollout holds its slot while the Deployment rolls
+	// out, and gives it up once it is done, has failed, or is held back.
+	reason := status.ReadyReason(newStatus)
+	c.config.Limiter.Finish(key, reason != appv1.ReasonProgressing && reason != appv1.ReasonConfigRolloutPending)
+	// One Warning per new problem: later retries of the same problem find
+	// it already reported.
+	for _, p := range status.NewProblems(dobj.Status.Conditions, out.Problems) {
+		c.recorder.Event(dobj, corev1.EventTypeWarning, p.Reason, children.BoundMessage(p.Message))
+	}
+	if !status.Equal(dobj.Status, newStatus) {
+		written, err := c.client.AppV1().DeployObjects(dobj.Namespace).ApplyStatus(ctx, status.ApplyConfiguration(dobj, newStatus), metav1.ApplyOptions{FieldManager: children.FieldManager, Force: true})
+		if err != nil {
+			return fmt.Errorf("writing status: %w", err)
+		}
+		c.written.Record(key, basedOn, written)
+		logger.V(2).Info("Wrote status", "ready", status.ReadyReason(newStatus))
+	}
+
+	// Most blocking problems end without an event the controller sees (a
+	// quota raised, a policy changed, a foreign object without the
+	// managed-by label deleted): poll with backoff.
+	var retry []children.Problem
+	for _, p := range out.Problems {
+		if p.Retry {
+			retry = append(retry, p)
+		}
+	}
+	if len(retry) > 0 {
+		return &children.BlockedError{Problems: retry}
+	}
+	return nil
+}
+
+// syncChildren creates, updates or deletes the children of dobj as needed:
+// the Deployment, and the Service, PodDisruptionBudget,
+// HorizontalPodAutoscaler and Ingress or HTTPRoute when the spec asks for
+// them. It returns the
+// children as they are afterwards, with the problems that kept any of them
+// from being made, and a short description of each write, for the event. A
+// child that is blocked does not keep the others from being made; any other
+// error ends the sync.
+func (c *Controller) syncChildren(ctx context.Context, dobj *appv1.DeployObject) (status.Outcome, []string, error) {
+	var out status.Outcome
+	var actions []string
+	// record notes the action of one child, and err as a problem of dobj
+	// with that child, or returns err when it is not one.
+	record := func(kind, action string, err error) error {
+		actions = children.AppendAction(actions, action)
+		if err == nil {
+			return nil
+		}
+		p := children.ProblemOf(err)
+		if p == nil {
+			return err
+		}
+		p.Kind = kind
+		out.Problems = append(out.Problems, *p)
+		return nil
+	}
+	recheckOwner := c.ownerRecheck(dobj)
+
+	cfg, err := configrollout.StateOf(dobj.Namespace, c.config.RefsOf(dobj), c.config.Lookup)
+	if err != nil {
+		return out, actions, err
+	}
+	desired := children.DesiredDeployment(dobj, c.podSecurity)
+	if configrollout.Enabled(dobj) {
+		configrollout.WithHash(&desired.Spec.Template, cfg.Hash)
+	}
+	desired, hash, err := children.StampedDeployment(desired)
+	if err != nil {
+		return out, actions, err
+	}
+	// Both the hold and the sync read the cached Deployment: one decode
+	// of it serves both (see packed.go).
+	cachedDeployment, cachedErr := c.deployments.In(dobj.Namespace)(dobj.Name)
+	cached := func(string) (*appsv1.Deployment, error) { return cachedDeployment, cachedErr }
+	held, err := c.holdDeployment(ctx, dobj, cached, desired, cfg, &out)
+	if err != nil {
+		return out, actions, err
+	}
+	if !held {
+		if err := c.syncDeployment(ctx, dobj, cached, desired, hash, &out, record, recheckOwner); err != nil {
+			return out, actions, err
+		}
+	}
+
+	ns := dobj.Namespace
+	var action string
+	out.Service, action, err = children.SyncOptional(ctx, dobj, children.WantsService(dobj), children.DesiredService(dobj),
+		children.UpdatedOps("Service", c.services.In(ns), c.kubeClient.CoreV1().Services(ns), children.MergeService, recheckOwner))
+	if err := record("Service", action, err); err != nil {
+		return out, actions, err
+	}
+
+	out.PDB, action, err = children.SyncOptional(ctx, dobj, children.WantsDisruptionBudget(dobj), children.DesiredPDB(dobj),
+		children.UpdatedOps(children.KindPDB, c.pdbs.In(ns), c.kubeClient.PolicyV1().PodDisruptionBudgets(ns), children.MergePDB, recheckOwner))
+	if err := record(children.KindPDB, action, err); err != nil {
+		return out, actions, err
+	}
+
+	desiredAutoscaler, err := children.DesiredHPA(dobj)
+	if err != nil {
+		return out, actions, err
+	}
+	out.HPA, action, err = children.SyncOptional(ctx, dobj, children.WantsAutoscaling(dobj), desiredAutoscaler,
+		children.UpdatedOps(children.KindHPA, c.hpas.In(ns), c.kubeClient.AutoscalingV2().HorizontalPodAutoscalers(ns), children.MergeHPA, recheckOwner))
+	if err := record(children.KindHPA, action, err); err != nil {
+		return out, actions, err
+	}
+
+	out.Ingress, action, err = children.SyncOptional(ctx, dobj, children.WantsIngress(dobj), children.DesiredIngress(dobj),
+		children.UpdatedOps(children.KindIngress, c.ingresses.In(ns), c.kubeClient.NetworkingV1().Ingresses(ns), children.MergeIngress, recheckOwner))
+	if err := record(children.KindIngress, action, err); err != nil {
+		return out, actions, err
+	}
+
+	routes := c.gateway.Routes()
+	if routes == nil {
+		// Without the Gateway API there is no HTTPRoute to delete either.
+		// The problem is not retried: watchGatewayAPI syncs dobj again
+		// once HTTPRoutes are served.
+		if children.WantsHTTPRoute(dobj) {
+			out.Problems = append(out.Problems, children.Problem{Kind: children.KindHTTPRoute, Reason: appv1.ReasonGatewayAPIUnavailable,
+				Message: fmt.Sprintf("the cluster does not serve %s %ss (the Gateway API CRDs are not installed); the controller makes %s %s once it does", children.GatewayAPIGroupVersion, children.KindHTTPRoute, children.KindHTTPRoute, dobj.Name)})
+		}
+		return out, actions, nil
+	}
+	desiredRoute, err := children.DesiredHTTPRoute(dobj)
+	if err != nil {
+		return out, actions, err
+	}
+	out.HTTPRoute, action, err = children.SyncOptional(ctx, dobj, children.WantsHTTPRoute(dobj), desiredRoute,
+		children.UpdatedOps(children.KindHTTPRoute, routes.HTTPRoutes(ns).Get, c.gateway.Client.GatewayV1().HTTPRoutes(ns), children.MergeHTTPRoute, recheckOwner))
+	if err := record(children.KindHTTPRoute, action, err); err != nil {
+		return out, actions, err
+	}
+	return out, actions, nil
+}
+
+// syncDeployment brings the Deployment in line with desired, whose hash
+// is hash, and records the outcome in out; cached is the Deployment as the
+// cache holds it.
+func (c *Controller) syncDeployment(ctx context.Context, dobj *appv1.DeployObject, cached func(string) (*appsv1.Deployment, error), desired *appsv1.Deployment, hash string, out *status.Outcome, record func(kind, action string, err error) error, recheckOwner func(context.Context) error) error {
+	deployments := c.kubeClient.AppsV1().Deployments(dobj.Namespace)
+	d, action, err := children.Sync(ctx, dobj, desired, children.Ops[*appsv1.Deployment]{
+		Kind:   "Deployment",
+		Cached: cached,
+		Create: deployments.Create,
+		Get:    deployments.Get,
+		Patch:  deployments.Patch,
+		InSync: func(live, desired *appsv1.Deployment) bool {
+			return children.DeploymentApplied(live, desired, hash, dobj.Status.DeploymentHash)
+		},
+		Write: func(ctx context.Context, live, desired *appsv1.Deployment) (*appsv1.Deployment, error) {
+			return children.ApplyDeployment(ctx, deployments, live, desired)
+		},
+		RecheckOwner: recheckOwner,
+	})
+	if out.ConfigRollout {
+		// Rolling out new configuration is told by the Ready condition, as
+		// a spec rollout is: it is no drift, and costs no event.
+		action = ""
+	}
+	if err := record("Deployment", action, err); err != nil {
+		return err
+	}
+	if d != nil {
+		out.Deployment, out.DeploymentHash = d, hash
+		out.ConfigHash = desired.Spec.Template.Annotations[appv1.AnnotationConfigHash]
+	}
+	return nil
+}
+
+// holdDeployment decides whether the Deployment must not be written now,
+// and records why in out: a ConfigMap or Secret the pods need is missing
+// (the pods could not start: they would be stuck in
+// CreateContainerConfigError), or the write would start a rollout caused
+// by configuration alone and no slot is free for it under
+// --max-concurrent-config-rollouts. A new generation of the spec is
+// never held by the limit. The Deployment as the cache shows it still
+// tells the status.
+func (c *Controller) holdDeployment(ctx context.Context, dobj *appv1.DeployObject, cached func(string) (*appsv1.Deployment, error), desired *appsv1.Deployment, cfg configrollout.State, out *status.Outcome) (bool, error) {
+	live, err := cached(dobj.Name)
+	switch {
+	case apierrors.IsNotFound(err):
+		live = nil
+	case err != nil:
+		return false, fmt.Errorf("reading Deployment %s from cache: %w", dobj.Name, err)
+	case !metav1.IsControlledBy(live, dobj):
+		// Adoption or a conflict: syncChild knows what to do.
+		live = nil
+	}
+	if len(cfg.Missing) > 0 {
+		out.Deployment = live
+		out.Problems = append(out.Problems, children.Problem{Kind: "Deployment", Reason: appv1.ReasonConfigMissing, Message: configrollout.MissingMessage(cfg.Missing)})
+		return true, nil
+	}
+	if !configrollout.Triggered(dobj, live, desired) {
+		return false, nil
+	}
+	key := cache.MetaObjectToName(dobj)
+	if !c.config.Limiter.Acquire(key) {
+		klog.FromContext(ctx).V(2).Info("Configuration rollout waits for a slot")
+		out.Deployment, out.ConfigPending = live, true
+		return true, nil
+	}
+	// Should the rollout never be seen finishing, a sync at the timeout
+	// frees the slot.
+	c.queue.AddAfter(key, configrollout.Timeout)
+	out.ConfigRollout = true
+	return false, nil
+}
+
+// ownerRecheck returns a check, made at most once per sync, that dobj is
+// still the DeployObject the cache shows and is not being deleted, read
+// fresh from the API server: a child is adopted only by a live owner, as
+// the Deployment controller's controller-ref manager does.
+func (c *Controller) ownerRecheck(dobj *appv1.DeployObject) func(context.Context) error {
+	var once sync.Once
+	var err error
+	return func(ctx context.Context) error {
+		once.Do(func() {
+			fresh, getErr := c.client.AppV1().DeployObjects(dobj.Namespace).Get(ctx, dobj.Name, metav1.GetOptions{})
+			switch {
+			case getErr != nil:
+				err = fmt.Errorf("reading DeployObject before adopting: %w", getErr)
+			case fresh.UID != dobj.UID:
+				err = fmt.Errorf("DeployObject %s was replaced (UID %s, cached %s); not adopting", dobj.Name, fresh.UID, dobj.UID)
+			case fresh.DeletionTimestamp != nil:
+				err = fmt.Errorf("DeployObject %s is being deleted; not adopting", dobj.Name)
+			}
+		})
+		return err
+	}
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -8,6 +9,8 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"os/exec"
 	"slices"
 	"strings"
 	"sync"
@@ -15,12 +18,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -38,6 +41,9 @@ import (
 	core "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
+	logsapi "k8s.io/component-base/logs/api/v1"
+	logsjson "k8s.io/component-base/logs/json"
+	"k8s.io/klog/v2"
 	"k8s.io/klog/v2/ktesting"
 	"k8s.io/utils/ptr"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
@@ -46,103 +52,292 @@ import (
 	"sigs.k8s.io/yaml"
 
 	appv1 "deployobject.dev/controller/pkg/apis/app/v1"
+	caches "deployobject.dev/controller/pkg/caches"
+	children "deployobject.dev/controller/pkg/children"
+	configrollout "deployobject.dev/controller/pkg/configrollout"
 	"deployobject.dev/controller/pkg/generated/clientset/versioned/fake"
 	informers "deployobject.dev/controller/pkg/generated/informers/externalversions"
+	leaderelection "deployobject.dev/controller/pkg/leaderelection"
+	metrics "deployobject.dev/controller/pkg/metrics"
+	options "deployobject.dev/controller/pkg/options"
+	status "deployobject.dev/controller/pkg/status"
+	testobjects "deployobject.dev/controller/pkg/testobjects"
 )
 
-var (
-	fixedNow  = metav1.NewTime(time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC))
-	earlier   = metav1.NewTime(fixedNow.Add(-time.Hour))
-	testKey   = cache.ObjectName{Namespace: "apps", Name: "web"}
-	resDeploy = schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}
-	resSvc    = schema.GroupVersionResource{Version: "v1", Resource: "services"}
-	resDObj   = appv1.SchemeGroupVersion.WithResource("deployobjects")
-)
-
-// newDeployObject is a DeployObject as the API server stores it, defaults
-// applied, with the given changes.
-func newDeployObject(mutate ...func(*appv1.DeployObject)) *appv1.DeployObject {
-	d := &appv1.DeployObject{
-		TypeMeta: metav1.TypeMeta{APIVersion: appv1.SchemeGroupVersion.String(), Kind: "DeployObject"},
-		ObjectMeta: metav1.ObjectMeta{
-			Name: testKey.Name, Namespace: testKey.Namespace,
-			UID: "uid-web", Generation: 2, ResourceVersion: "10",
-		},
-		Spec: appv1.DeployObjectSpec{
-			Image:       "nginx:1.27",
-			Replicas:    ptr.To[int32](2),
-			Command:     []string{"nginx"},
-			Args:        []string{"-g", "daemon off;"},
-			Env:         []corev1.EnvVar{{Name: "MODE", Value: "prod"}, {Name: "POD", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.name"}}}},
-			Resources:   corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m")}, Limits: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("128Mi")}},
-			Ports:       []appv1.Port{{Name: "http", ContainerPort: 8080, ServicePort: ptr.To[int32](80), Protocol: corev1.ProtocolTCP}},
-			ServiceType: appv1.ServiceTypeClusterIP,
-		},
-	}
-	for _, m := range mutate {
-		m(d)
-	}
-	// As if an earlier sync had brought the Deployment in line with the
-	// spec: tests of a spec change change the spec afterwards.
-	d.Status.DeploymentHash = mustHash(d)
-	return d
+// usingConfig is a DeployObject whose container reads key level of the
+// ConfigMap cfg.
+func usingConfig(mutate ...func(*appv1.DeployObject)) *appv1.DeployObject {
+	return testobjects.NewDeployObject(append([]func(*appv1.DeployObject){func(d *appv1.DeployObject) {
+		d.Spec.Env = append(d.Spec.Env, testobjects.ConfigMapKeyRef("cfg", "level", false))
+	}}, mutate...)...)
 }
 
-func mustHash(dobj *appv1.DeployObject) string {
-	_, hash := mustStamp(dobj)
-	return hash
-}
-
-// mustStamp is the Deployment the controller creates or applies for dobj,
-// and its hash.
-func mustStamp(dobj *appv1.DeployObject) (*appsv1.Deployment, string) {
-	d, hash, err := stampedDeployment(desiredDeployment(dobj, profileNone))
+// configHashFor is the config hash of dobj's pods with the ConfigMaps cms.
+func configHashFor(t *testing.T, dobj *appv1.DeployObject, cms ...*corev1.ConfigMap) string {
+	t.Helper()
+	indexer := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{})
+	for _, cm := range cms {
+		mustAdd(t, indexer, cm.DeepCopy())
+	}
+	configMaps := caches.NewPackedLister[corev1.ConfigMap](indexer, corev1.Resource("configmaps")).In(dobj.Namespace)
+	lookup := func(_ configrollout.Kind, _, name string) (configrollout.Data, error) {
+		return configrollout.ConfigMapData(configMaps(name))
+	}
+	st, err := configrollout.StateOf(dobj.Namespace, configrollout.Refs(&dobj.Spec, false), lookup)
 	if err != nil {
-		panic(err)
+		t.Fatal(err)
 	}
-	return d, hash
+	return st.Hash
 }
 
-// liveDeployment is the Deployment of dobj as the API server would hold it
-// after creating it and rolling it out: desired plus server defaults and a
-// finished rollout status.
-func liveDeployment(dobj *appv1.DeployObject) *appsv1.Deployment {
-	d, _ := mustStamp(dobj)
-	d.UID = "uid-deploy"
-	d.ResourceVersion = "20"
-	d.Generation = 1
-	d.Spec.Strategy = appsv1.DeploymentStrategy{Type: appsv1.RollingUpdateDeploymentStrategyType}
-	d.Spec.RevisionHistoryLimit = ptr.To[int32](10)
-	d.Spec.Template.Spec.RestartPolicy = corev1.RestartPolicyAlways
-	d.Spec.Template.Spec.DNSPolicy = corev1.DNSClusterFirst
-	c := &d.Spec.Template.Spec.Containers[0]
-	c.ImagePullPolicy = corev1.PullIfNotPresent
-	c.TerminationMessagePath = corev1.TerminationMessagePathDefault
-	// The API server returns quantities in canonical form.
-	c.Resources.Requests = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("0.1")}
-	r := *d.Spec.Replicas
-	d.Status = appsv1.DeploymentStatus{ObservedGeneration: 1, Replicas: r, UpdatedReplicas: r, ReadyReplicas: r, AvailableReplicas: r}
-	return d
+// rolledOutWithConfig gives f dobj and its children in line with the pod
+// template carrying configHash ("" for none), as a sync before left them.
+func (f *fixture) rolledOutWithConfig(dobj *appv1.DeployObject, configHash string) *appsv1.Deployment {
+	inSync(dobj)
+	desired := children.DesiredDeployment(dobj, children.ProfileNone)
+	configrollout.WithHash(&desired.Spec.Template, configHash)
+	_, hash, err := children.StampedDeployment(desired)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	dobj.Status.DeploymentHash, dobj.Status.ConfigHash = hash, configHash
+	live := testobjects.LiveDeployment(dobj)
+	live.Annotations[appv1.AnnotationDeploymentHash] = hash
+	configrollout.WithHash(&live.Spec.Template, configHash)
+	f.dobjs = []*appv1.DeployObject{dobj}
+	f.deployments = []*appsv1.Deployment{live}
+	f.services = []*corev1.Service{testobjects.LiveService(dobj)}
+	f.trackConfig = true
+	return live
 }
 
-// liveService is the Service of dobj as the API server would hold it.
-func liveService(dobj *appv1.DeployObject) *corev1.Service {
-	s := desiredService(dobj)
-	if s == nil {
-		return nil
+// TestSyncConfigChanges: what one sync writes after the ConfigMap a
+// DeployObject uses changed in one way, with configuration rollouts
+// enabled or disabled.
+func TestSyncConfigChanges(t *testing.T) {
+	before := testobjects.ConfigMap("cfg", map[string]string{"level": "info", "unused": "a"})
+	for _, tc := range []struct {
+		name     string
+		disabled bool
+		after    *corev1.ConfigMap // nil: deleted
+		want     []string
+		// reason is the Ready reason written, if any.
+		reason, message string
+	}{
+		{name: "unchanged", after: before},
+		{name: "unused key changed", after: testobjects.ConfigMap("cfg", map[string]string{"level": "info", "unused": "b"})},
+		{name: "used key changed", after: testobjects.ConfigMap("cfg", map[string]string{"level": "debug", "unused": "a"}),
+			want: []string{"get deployments", "patch deployments", "patch deployobjects/status"}, reason: appv1.ReasonAvailable},
+		{name: "used key removed", after: testobjects.ConfigMap("cfg", map[string]string{"unused": "a"}),
+			want: []string{"patch deployobjects/status"}, reason: appv1.ReasonConfigMissing, message: "key level of ConfigMap cfg"},
+		{name: "ConfigMap deleted",
+			want: []string{"patch deployobjects/status"}, reason: appv1.ReasonConfigMissing, message: "ConfigMap cfg"},
+		{name: "disabled: used key changed", disabled: true, after: testobjects.ConfigMap("cfg", map[string]string{"level": "debug", "unused": "a"})},
+		{name: "disabled: ConfigMap deleted", disabled: true,
+			want: []string{"patch deployobjects/status"}, reason: appv1.ReasonConfigMissing, message: "ConfigMap cfg"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t)
+			dobj := usingConfig(func(d *appv1.DeployObject) {
+				if tc.disabled {
+					d.Spec.ConfigRollout = appv1.ConfigRolloutDisabled
+				}
+			})
+			oldHash := ""
+			if !tc.disabled {
+				oldHash = configHashFor(t, dobj, before)
+			}
+			f.rolledOutWithConfig(dobj, oldHash)
+			if tc.after != nil {
+				f.configMaps = []*corev1.ConfigMap{tc.after}
+			}
+			err, actions := f.sync()
+			if err != nil {
+				t.Fatalf("sync: %v", err)
+			}
+			expectActions(t, actions, tc.want...)
+			if len(actions) == 0 {
+				return
+			}
+			last := actions[len(actions)-1]
+			ready := readyOf(t, last)
+			if ready.Reason != tc.reason || !strings.Contains(ready.Message, tc.message) {
+				t.Errorf("Ready = %s %q, want %s naming %q", ready.Reason, ready.Message, tc.reason, tc.message)
+			}
+			if tc.reason == appv1.ReasonConfigMissing {
+				if stalled := conditionOf(t, last, appv1.ConditionStalled); stalled == nil || stalled.Reason != appv1.ReasonConfigMissing {
+					t.Errorf("Stalled = %+v, want True with ConfigMissing: someone has to create the object", stalled)
+				}
+				if ev := events(f.recorder); len(ev) != 1 || !strings.HasPrefix(ev[0], "Warning ConfigMissing") {
+					t.Errorf("events = %q, want one Warning ConfigMissing", ev)
+				}
+				if got := statusOf(t, last).ConfigHash; got != oldHash {
+					t.Errorf("status.configHash = %q, want %q kept: the pods still run it", got, oldHash)
+				}
+				return
+			}
+			newHash := configHashFor(t, dobj, tc.after)
+			if got := appliedDeployment(t, actions[1]).Spec.Template.Annotations[appv1.AnnotationConfigHash]; got != newHash || got == oldHash {
+				t.Errorf("applied config hash %q, want the new %q (was %q)", got, newHash, oldHash)
+			}
+			if got := statusOf(t, last).ConfigHash; got != newHash {
+				t.Errorf("status.configHash = %q, want %q", got, newHash)
+			}
+			if ev := events(f.recorder); len(ev) != 0 {
+				t.Errorf("events = %q, want none: a configuration rollout is no drift", ev)
+			}
+		})
 	}
-	s.UID = "uid-svc"
-	s.ResourceVersion = "30"
-	s.Spec.ClusterIP = "10.96.0.10"
-	s.Spec.ClusterIPs = []string{"10.96.0.10"}
-	s.Spec.SessionAffinity = corev1.ServiceAffinityNone
-	return s
+}
+
+// TestSyncConfigMissingCreatesNoDeployment: a new DeployObject whose
+// ConfigMap does not exist gets no Deployment, whose pods could not start.
+func TestSyncConfigMissingCreatesNoDeployment(t *testing.T) {
+	f := newFixture(t)
+	f.dobjs = []*appv1.DeployObject{usingConfig()}
+	f.trackConfig = true
+	err, actions := f.sync()
+	if err != nil {
+		t.Fatalf("sync: %v", err)
+	}
+	expectActions(t, actions, "create services", "patch deployobjects/status")
+	if ready := readyOf(t, actions[1]); ready.Reason != appv1.ReasonConfigMissing || !strings.Contains(ready.Message, "ConfigMap cfg") {
+		t.Errorf("Ready = %s %q, want ConfigMissing naming ConfigMap cfg", ready.Reason, ready.Message)
+	}
+}
+
+// TestSyncConfigRolloutWaitsForASlot: with every slot taken, a rollout
+// caused by configuration alone waits and says so; a spec change does not
+// wait.
+func TestSyncConfigRolloutWaitsForASlot(t *testing.T) {
+	before := testobjects.ConfigMap("cfg", map[string]string{"level": "info"})
+	after := testobjects.ConfigMap("cfg", map[string]string{"level": "debug"})
+	for _, tc := range []struct {
+		name       string
+		specChange bool
+		want       []string
+		reason     string
+	}{
+		{"configuration change waits", false, []string{"patch deployobjects/status"}, appv1.ReasonConfigRolloutPending},
+		{"spec change does not wait", true, []string{"get deployments", "patch deployments", "patch deployobjects/status"}, appv1.ReasonAvailable},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t)
+			dobj := usingConfig()
+			f.rolledOutWithConfig(dobj, configHashFor(t, dobj, before))
+			if tc.specChange {
+				dobj.Generation++
+				dobj.Spec.Image = "nginx:1.28"
+			}
+			f.configMaps = []*corev1.ConfigMap{after}
+			f.maxConfigRollouts = 1
+			_, ctx := ktesting.NewTestContext(t)
+			c := f.newController(ctx)
+			other := cache.ObjectName{Namespace: "apps", Name: "other"}
+			if !c.config.Limiter.Acquire(other) {
+				t.Fatal("the only slot was not free")
+			}
+			if err := c.syncHandler(ctx, testobjects.TestKey); err != nil {
+				t.Fatalf("sync: %v", err)
+			}
+			actions := writes(f.kubeClient.Actions(), f.client.Actions())
+			expectActions(t, actions, tc.want...)
+			if ready := conditionOf(t, actions[len(actions)-1], appv1.ConditionReady); ready == nil || ready.Reason != tc.reason {
+				t.Errorf("Ready = %s %q, want %s", ready.Reason, ready.Message, tc.reason)
+			}
+			active, pending := c.config.Limiter.Counts()
+			if wantPending := map[bool]int{false: 1, true: 0}[tc.specChange]; active != 1 || pending != wantPending {
+				t.Errorf("limiter: %d active, %d pending; want 1, %d", active, pending, wantPending)
+			}
+			if tc.specChange {
+				return
+			}
+			// The slot is freed: the waiting DeployObject is woken, and
+			// its next sync rolls out.
+			c.config.Limiter.Finish(other, true)
+			if c.queue.Len() != 1 {
+				t.Fatalf("queue holds %d keys, want the waiting DeployObject", c.queue.Len())
+			}
+			f.kubeClient.ClearActions()
+			f.client.ClearActions()
+			if err := c.syncHandler(ctx, testobjects.TestKey); err != nil {
+				t.Fatalf("sync: %v", err)
+			}
+			// The status write of the first sync is not in the cache: the
+			// controller judges against what it wrote.
+			expectActions(t, writes(f.kubeClient.Actions(), f.client.Actions()), "get deployments", "patch deployments", "patch deployobjects/status")
+			// The fake Deployment is rolled out at once: Ready, and the
+			// slot is free again.
+			if active, pending := c.config.Limiter.Counts(); active != 0 || pending != 0 {
+				t.Errorf("after the rollout: %d active, %d pending; want 0, 0", active, pending)
+			}
+		})
+	}
+}
+
+// TestConfigEventHandlers: a ConfigMap or Secret event enqueues exactly the
+// DeployObjects that use the object, and only when its data changed.
+func TestConfigEventHandlers(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	f := newFixture(t)
+	users := usingConfig(func(d *appv1.DeployObject) {
+		d.Spec.Env = append(d.Spec.Env, testobjects.SecretKeyRef("creds", "password"))
+	})
+	other := usingConfig(func(d *appv1.DeployObject) {
+		d.Name = "other"
+		d.Spec.Env = []corev1.EnvVar{testobjects.ConfigMapKeyRef("elsewhere", "level", false)}
+	})
+	f.dobjs = []*appv1.DeployObject{users, other}
+	f.trackConfig, f.trackSecrets = true, true
+	c := f.newController(ctx)
+
+	expect := expectEnqueued(t, c)
+	slim := func(obj any) any {
+		o, err := caches.Transform(obj)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return o
+	}
+	cm := slim(testobjects.ConfigMap("cfg", map[string]string{"level": "info", "unused": "a"}))
+	relabelled := testobjects.ConfigMap("cfg", map[string]string{"level": "info", "unused": "a"})
+	relabelled.ResourceVersion, relabelled.Labels = "6", map[string]string{"team": "x"}
+	changed := slim(testobjects.ConfigMap("cfg", map[string]string{"level": "info", "unused": "b"}))
+
+	configMaps, secrets := c.config.Handler(configrollout.KindConfigMap), c.config.Handler(configrollout.KindSecret)
+	configMaps.OnAdd(cm, false)
+	expect("ConfigMap added", testobjects.TestKey)
+	configMaps.OnUpdate(cm, cm)
+	expect("ConfigMap resync")
+	configMaps.OnUpdate(cm, slim(relabelled))
+	expect("ConfigMap labels changed")
+	configMaps.OnUpdate(cm, changed)
+	expect("ConfigMap data changed", testobjects.TestKey)
+	configMaps.OnDelete(cache.DeletedFinalStateUnknown{Key: "apps/cfg", Obj: changed})
+	expect("ConfigMap tombstone", testobjects.TestKey)
+	configMaps.OnAdd(slim(testobjects.ConfigMap("unused-by-anyone", nil)), false)
+	expect("ConfigMap nobody uses")
+	configMaps.OnAdd("garbage", false)
+	expect("garbage")
+	// A ConfigMap and a Secret of the same name are different objects.
+	secrets.OnAdd(slim(testobjects.ConfigMap("cfg", nil)), false)
+	expect("Secret cfg, which nobody uses")
+
+	secret := func(v string) any {
+		return slim(&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "creds", Namespace: "apps", UID: "u"}, Data: map[string][]byte{"password": []byte(v)}})
+	}
+	secrets.OnUpdate(secret("a"), secret("a"))
+	expect("Secret resync")
+	secrets.OnUpdate(secret("a"), secret("b"))
+	expect("Secret data changed", testobjects.TestKey)
+	secrets.OnDelete(secret("b"))
+	expect("Secret deleted", testobjects.TestKey)
 }
 
 // inSync is dobj with the status the controller writes when its children
 // are live and rolled out.
 func inSync(dobj *appv1.DeployObject) *appv1.DeployObject {
-	dobj.Status = computeStatus(dobj, syncOutcome{deployment: liveDeployment(dobj), service: liveService(dobj), pdb: livePDB(dobj), hpa: liveHPA(dobj), deploymentHash: mustHash(dobj)}, earlier)
+	dobj.Status = status.Compute(dobj, status.Outcome{Deployment: testobjects.LiveDeployment(dobj), Service: testobjects.LiveService(dobj), PDB: testobjects.LivePDB(dobj), HPA: testobjects.LiveHPA(dobj), DeploymentHash: testobjects.MustHash(dobj)}, testobjects.Earlier)
 	return dobj
 }
 
@@ -228,13 +423,13 @@ func (f *fixture) newController(ctx context.Context) *Controller {
 		routeObjs = append(routeObjs, r)
 	}
 	f.gatewayClient = gatewayfake.NewClientset(routeObjs...)
-	gateway := &gatewayRoutes{client: f.gatewayClient}
+	gateway := &caches.GatewayRoutes{Client: f.gatewayClient}
 	if f.gatewayAPI {
 		routes := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{})
 		for _, r := range f.httpRoutes {
 			mustAdd(f.t, routes, r.DeepCopy())
 		}
-		gateway.lister = gatewaylisters.NewHTTPRouteLister(routes)
+		gateway.Lister = gatewaylisters.NewHTTPRouteLister(routes)
 	}
 	f.recorder = record.NewFakeRecorder(10)
 
@@ -267,7 +462,7 @@ func (f *fixture) newController(ctx context.Context) *Controller {
 			mustAdd(f.t, kubeFactory.Core().V1().ConfigMaps().Informer().GetIndexer(), cm.DeepCopy())
 		}
 	}
-	c.now = func() metav1.Time { return fixedNow }
+	c.now = func() metav1.Time { return testobjects.FixedNow }
 	// The caches hold what the informers' transform keeps, as in
 	// production; the fake API server holds the whole objects.
 	f.dobjIndexer = factory.App().V1().DeployObjects().Informer().GetIndexer()
@@ -296,7 +491,7 @@ func (f *fixture) newController(ctx context.Context) *Controller {
 // mustAdd adds or replaces obj in indexer, transformed as the informer would.
 func mustAdd(t *testing.T, indexer cache.Indexer, obj any) {
 	t.Helper()
-	obj, err := transformObject(obj)
+	obj, err := caches.Transform(obj)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -311,7 +506,7 @@ func (f *fixture) sync() (error, []core.Action) {
 	f.t.Helper()
 	_, ctx := ktesting.NewTestContext(f.t)
 	c := f.newController(ctx)
-	err := c.syncHandler(ctx, testKey)
+	err := c.syncHandler(ctx, testobjects.TestKey)
 	return err, writes(f.kubeClient.Actions(), f.client.Actions(), f.gatewayClient.Actions())
 }
 
@@ -392,7 +587,7 @@ func events(r *record.FakeRecorder) []string {
 
 func TestSyncCreatesChildren(t *testing.T) {
 	f := newFixture(t)
-	f.dobjs = []*appv1.DeployObject{newDeployObject()}
+	f.dobjs = []*appv1.DeployObject{testobjects.NewDeployObject()}
 	err, actions := f.sync()
 	if err != nil {
 		t.Fatalf("sync: %v", err)
@@ -401,12 +596,12 @@ func TestSyncCreatesChildren(t *testing.T) {
 
 	dobj := f.dobjs[0]
 	gotD := actions[0].(core.CreateAction).GetObject().(*appsv1.Deployment)
-	if want, _ := mustStamp(dobj); !equalObjects(gotD, want) {
+	if want, _ := testobjects.MustStamp(dobj); !testobjects.EqualObjects(gotD, want) {
 		t.Errorf("created Deployment differs from desired:\n%s", diff.Diff(want, gotD))
 	}
 	gotS := actions[1].(core.CreateAction).GetObject().(*corev1.Service)
-	if !equalObjects(gotS, desiredService(dobj)) {
-		t.Errorf("created Service differs from desired:\n%s", diff.Diff(desiredService(dobj), gotS))
+	if !testobjects.EqualObjects(gotS, children.DesiredService(dobj)) {
+		t.Errorf("created Service differs from desired:\n%s", diff.Diff(children.DesiredService(dobj), gotS))
 	}
 	ready := readyOf(t, actions[2])
 	if ready.Status != metav1.ConditionFalse || ready.Reason != appv1.ReasonProgressing {
@@ -427,11 +622,11 @@ func TestSyncNoopWhenInSync(t *testing.T) {
 		{"NodePort", func(d *appv1.DeployObject) { d.Spec.ServiceType = appv1.ServiceTypeNodePort }},
 		{"zero replicas", func(d *appv1.DeployObject) { d.Spec.Replicas = ptr.To[int32](0) }},
 		{"budget and autoscaler", func(d *appv1.DeployObject) {
-			withBudget(d)
-			withAutoscaling(d)
+			testobjects.WithBudget(d)
+			testobjects.WithAutoscaling(d)
 		}},
 		{"autoscaler with a behavior the server defaulted", func(d *appv1.DeployObject) {
-			withAutoscaling(d)
+			testobjects.WithAutoscaling(d)
 			d.Spec.Autoscaling.Behavior = &autoscalingv2.HorizontalPodAutoscalerBehavior{ScaleDown: &autoscalingv2.HPAScalingRules{StabilizationWindowSeconds: ptr.To[int32](60)}}
 		}},
 		{"budget as a percentage", func(d *appv1.DeployObject) {
@@ -440,16 +635,16 @@ func TestSyncNoopWhenInSync(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFixture(t)
-			dobj := inSync(newDeployObject(tc.mutate))
+			dobj := inSync(testobjects.NewDeployObject(tc.mutate))
 			f.dobjs = []*appv1.DeployObject{dobj}
-			if p := livePDB(dobj); p != nil {
+			if p := testobjects.LivePDB(dobj); p != nil {
 				f.pdbs = []*policyv1.PodDisruptionBudget{p}
 			}
-			if h := liveHPA(dobj); h != nil {
+			if h := testobjects.LiveHPA(dobj); h != nil {
 				f.hpas = []*autoscalingv2.HorizontalPodAutoscaler{h}
 			}
-			f.deployments = []*appsv1.Deployment{liveDeployment(dobj)}
-			if s := liveService(dobj); s != nil {
+			f.deployments = []*appsv1.Deployment{testobjects.LiveDeployment(dobj)}
+			if s := testobjects.LiveService(dobj); s != nil {
 				if dobj.Spec.ServiceType == appv1.ServiceTypeNodePort {
 					s.Spec.Ports[0].NodePort = 30080
 				}
@@ -481,18 +676,18 @@ func TestSyncCorrectsDeploymentDrift(t *testing.T) {
 			d.Spec.Template.Spec.Containers[0].Resources.Limits[corev1.ResourceMemory] = resource.MustParse("1Gi")
 		}},
 		{"container port name", func(d *appsv1.Deployment) { d.Spec.Template.Spec.Containers[0].Ports[0].Name = "web" }},
-		{"managed-by label removed", func(d *appsv1.Deployment) { delete(d.Labels, managedByLabel) }},
-		{"pod label changed", func(d *appsv1.Deployment) { d.Spec.Template.Labels[nameLabel] = "other" }},
+		{"managed-by label removed", func(d *appsv1.Deployment) { delete(d.Labels, children.ManagedByLabel) }},
+		{"pod label changed", func(d *appsv1.Deployment) { d.Spec.Template.Labels[children.NameLabel] = "other" }},
 		{"container renamed", func(d *appsv1.Deployment) { d.Spec.Template.Spec.Containers[0].Name = "main" }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFixture(t)
-			dobj := inSync(newDeployObject())
-			live := liveDeployment(dobj)
+			dobj := inSync(testobjects.NewDeployObject())
+			live := testobjects.LiveDeployment(dobj)
 			tc.drift(live)
 			f.dobjs = []*appv1.DeployObject{dobj}
 			f.deployments = []*appsv1.Deployment{live}
-			f.services = []*corev1.Service{liveService(dobj)}
+			f.services = []*corev1.Service{testobjects.LiveService(dobj)}
 			_, ctx := ktesting.NewTestContext(t)
 			c := f.newController(ctx)
 			// Like the API server, bump the generation on a spec change.
@@ -504,7 +699,7 @@ func TestSyncCorrectsDeploymentDrift(t *testing.T) {
 				d.(*appsv1.Deployment).Generation++
 				return false, nil, f.kubeClient.Tracker().Update(appsv1.SchemeGroupVersion.WithResource("deployments"), d, a.GetNamespace())
 			})
-			if err := c.syncHandler(ctx, testKey); err != nil {
+			if err := c.syncHandler(ctx, testobjects.TestKey); err != nil {
 				t.Fatalf("sync: %v", err)
 			}
 			actions := writes(f.kubeClient.Actions(), f.client.Actions())
@@ -518,8 +713,8 @@ func TestSyncCorrectsDeploymentDrift(t *testing.T) {
 			if sent := appliedDeployment(t, actions[1]); sent.ResourceVersion != live.ResourceVersion {
 				t.Errorf("apply carries resourceVersion %q, want the live %q for optimistic concurrency", sent.ResourceVersion, live.ResourceVersion)
 			}
-			if got := storedDeployment(t, f); !deploymentInSync(got, desiredDeployment(dobj, profileNone)) {
-				t.Errorf("applied Deployment still drifts:\n%s", diff.Diff(desiredDeployment(dobj, profileNone), got))
+			if got := storedDeployment(t, f); !children.DeploymentInSync(got, children.DesiredDeployment(dobj, children.ProfileNone)) {
+				t.Errorf("applied Deployment still drifts:\n%s", diff.Diff(children.DesiredDeployment(dobj, children.ProfileNone), got))
 			}
 		})
 	}
@@ -537,15 +732,15 @@ func TestSyncCorrectsServiceDrift(t *testing.T) {
 		{"extra port", func(s *corev1.Service) {
 			s.Spec.Ports = append(s.Spec.Ports, corev1.ServicePort{Name: "x", Port: 1, Protocol: corev1.ProtocolTCP, TargetPort: intstr.FromInt32(1)})
 		}},
-		{"label", func(s *corev1.Service) { s.Labels[nameLabel] = "x" }},
+		{"label", func(s *corev1.Service) { s.Labels[children.NameLabel] = "x" }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFixture(t)
-			dobj := inSync(newDeployObject())
-			live := liveService(dobj)
+			dobj := inSync(testobjects.NewDeployObject())
+			live := testobjects.LiveService(dobj)
 			tc.drift(live)
 			f.dobjs = []*appv1.DeployObject{dobj}
-			f.deployments = []*appsv1.Deployment{liveDeployment(dobj)}
+			f.deployments = []*appsv1.Deployment{testobjects.LiveDeployment(dobj)}
 			f.services = []*corev1.Service{live}
 			err, actions := f.sync()
 			if err != nil {
@@ -553,7 +748,7 @@ func TestSyncCorrectsServiceDrift(t *testing.T) {
 			}
 			expectActions(t, actions, "get services", "update services")
 			got := actions[1].(core.UpdateAction).GetObject().(*corev1.Service)
-			if _, changed := mergeService(got, desiredService(dobj)); changed {
+			if _, changed := children.MergeService(got, children.DesiredService(dobj)); changed {
 				t.Errorf("updated Service still drifts: %+v", got.Spec)
 			}
 			if got.Spec.ClusterIP != live.Spec.ClusterIP {
@@ -565,13 +760,13 @@ func TestSyncCorrectsServiceDrift(t *testing.T) {
 
 func TestSyncSpecRolloutRecordsNoEvent(t *testing.T) {
 	f := newFixture(t)
-	dobj := inSync(newDeployObject())
-	live := liveDeployment(dobj)
+	dobj := inSync(testobjects.NewDeployObject())
+	live := testobjects.LiveDeployment(dobj)
 	dobj.Generation = 3
 	dobj.Spec.Image = "nginx:1.28"
 	f.dobjs = []*appv1.DeployObject{dobj}
 	f.deployments = []*appsv1.Deployment{live}
-	f.services = []*corev1.Service{liveService(dobj)}
+	f.services = []*corev1.Service{testobjects.LiveService(dobj)}
 	err, actions := f.sync()
 	if err != nil {
 		t.Fatalf("sync: %v", err)
@@ -584,18 +779,18 @@ func TestSyncSpecRolloutRecordsNoEvent(t *testing.T) {
 
 func TestSyncPreservesForeignFields(t *testing.T) {
 	f := newFixture(t)
-	dobj := inSync(newDeployObject(func(d *appv1.DeployObject) {
+	dobj := inSync(testobjects.NewDeployObject(func(d *appv1.DeployObject) {
 		d.Spec.ServiceType = appv1.ServiceTypeNodePort
 		d.Spec.Image = "nginx:1.28"
 	}))
-	liveD := liveDeployment(dobj)
+	liveD := testobjects.LiveDeployment(dobj)
 	liveD.Spec.Template.Spec.Containers[0].Image = "nginx:1.27"
 	liveD.Labels["team"] = "payments"
 	liveD.Annotations = map[string]string{"deployment.kubernetes.io/revision": "3"}
 	liveD.Spec.Template.Annotations = map[string]string{"kubectl.kubernetes.io/restartedAt": "2026-11-01T10:00:00Z"}
 	liveD.Spec.Template.Spec.Containers = append(liveD.Spec.Template.Spec.Containers, corev1.Container{Name: "sidecar", Image: "envoy"})
 	liveD.Spec.Template.Spec.Containers[0].ImagePullPolicy = corev1.PullAlways
-	liveS := liveService(dobj)
+	liveS := testobjects.LiveService(dobj)
 	liveS.Spec.Ports[0].NodePort = 30080
 	liveS.Labels["team"] = "payments"
 	liveS.Spec.Ports[0].Port = 81 // drift, so that the Service is written too
@@ -647,7 +842,7 @@ func TestSyncConflictWithUnownedObject(t *testing.T) {
 		{
 			name: "Deployment controlled by another owner",
 			set: func(f *fixture, dobj *appv1.DeployObject) {
-				d := liveDeployment(dobj)
+				d := testobjects.LiveDeployment(dobj)
 				d.OwnerReferences[0].UID = "uid-of-an-earlier-web"
 				f.deployments = []*appsv1.Deployment{d}
 			},
@@ -656,8 +851,8 @@ func TestSyncConflictWithUnownedObject(t *testing.T) {
 		{
 			name: "labelled Service controlled by another kind",
 			set: func(f *fixture, dobj *appv1.DeployObject) {
-				f.deployments = []*appsv1.Deployment{liveDeployment(dobj)}
-				s := liveService(dobj)
+				f.deployments = []*appsv1.Deployment{testobjects.LiveDeployment(dobj)}
+				s := testobjects.LiveService(dobj)
 				s.OwnerReferences[0].Kind, s.OwnerReferences[0].UID = "Application", "uid-app"
 				f.services = []*corev1.Service{s}
 			},
@@ -665,24 +860,24 @@ func TestSyncConflictWithUnownedObject(t *testing.T) {
 		},
 		{
 			name: "unlabelled PodDisruptionBudget not in the cache",
-			asks: []func(*appv1.DeployObject){withBudget, withAutoscaling},
+			asks: []func(*appv1.DeployObject){testobjects.WithBudget, testobjects.WithAutoscaling},
 			set: func(f *fixture, dobj *appv1.DeployObject) {
-				f.deployments = []*appsv1.Deployment{liveDeployment(dobj)}
-				f.services = []*corev1.Service{liveService(dobj)}
+				f.deployments = []*appsv1.Deployment{testobjects.LiveDeployment(dobj)}
+				f.services = []*corev1.Service{testobjects.LiveService(dobj)}
 				f.unlisted = []runtime.Object{&policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Name: dobj.Name, Namespace: dobj.Namespace}}}
-				f.hpas = []*autoscalingv2.HorizontalPodAutoscaler{liveHPA(dobj)}
+				f.hpas = []*autoscalingv2.HorizontalPodAutoscaler{testobjects.LiveHPA(dobj)}
 			},
 			want:     []string{"create poddisruptionbudgets", "get poddisruptionbudgets", "patch deployobjects/status"},
 			condType: appv1.ConditionDisruptionBudget,
 		},
 		{
 			name: "HorizontalPodAutoscaler controlled by another owner",
-			asks: []func(*appv1.DeployObject){withBudget, withAutoscaling},
+			asks: []func(*appv1.DeployObject){testobjects.WithBudget, testobjects.WithAutoscaling},
 			set: func(f *fixture, dobj *appv1.DeployObject) {
-				f.deployments = []*appsv1.Deployment{liveDeployment(dobj)}
-				f.services = []*corev1.Service{liveService(dobj)}
-				f.pdbs = []*policyv1.PodDisruptionBudget{livePDB(dobj)}
-				h := liveHPA(dobj)
+				f.deployments = []*appsv1.Deployment{testobjects.LiveDeployment(dobj)}
+				f.services = []*corev1.Service{testobjects.LiveService(dobj)}
+				f.pdbs = []*policyv1.PodDisruptionBudget{testobjects.LivePDB(dobj)}
+				h := testobjects.LiveHPA(dobj)
 				h.OwnerReferences[0].UID = "uid-of-an-earlier-web"
 				h.Spec.MaxReplicas = 100
 				f.hpas = []*autoscalingv2.HorizontalPodAutoscaler{h}
@@ -693,12 +888,12 @@ func TestSyncConflictWithUnownedObject(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFixture(t)
-			dobj := newDeployObject(tc.asks...)
+			dobj := testobjects.NewDeployObject(tc.asks...)
 			f.dobjs = []*appv1.DeployObject{dobj}
 			tc.set(f, dobj)
 			err, actions := f.sync()
-			var blocked *blockedError
-			if !errors.As(err, &blocked) || blocked.problems[0].reason != appv1.ReasonResourceConflict {
+			var blocked *children.BlockedError
+			if !errors.As(err, &blocked) || blocked.Problems[0].Reason != appv1.ReasonResourceConflict {
 				t.Fatalf("sync error = %v, want a resource conflict so the key is retried with backoff", err)
 			}
 			expectActions(t, actions, tc.want...)
@@ -720,15 +915,15 @@ func TestSyncConflictWithUnownedObject(t *testing.T) {
 
 func TestSyncConflictReportedOnce(t *testing.T) {
 	f := newFixture(t)
-	dobj := newDeployObject()
-	d := liveDeployment(dobj)
+	dobj := testobjects.NewDeployObject()
+	d := testobjects.LiveDeployment(dobj)
 	d.OwnerReferences[0].UID = "uid-of-an-earlier-web"
 	// The status as the last sync left it: the Service made, the
 	// Deployment in conflict.
-	dobj.Status = computeStatus(dobj, syncOutcome{service: liveService(dobj), problems: []childProblem{*problemOf(&resourceConflictError{kind: "Deployment", name: "web"})}}, earlier)
+	dobj.Status = status.Compute(dobj, status.Outcome{Service: testobjects.LiveService(dobj), Problems: []children.Problem{*children.ProblemOf(&children.ResourceConflictError{Kind: "Deployment", Name: "web"})}}, testobjects.Earlier)
 	f.dobjs = []*appv1.DeployObject{dobj}
 	f.deployments = []*appsv1.Deployment{d}
-	f.services = []*corev1.Service{liveService(dobj)}
+	f.services = []*corev1.Service{testobjects.LiveService(dobj)}
 	err, actions := f.sync()
 	if err == nil {
 		t.Fatal("want the conflict retried")
@@ -741,13 +936,13 @@ func TestSyncConflictReportedOnce(t *testing.T) {
 
 func TestSyncDeletesServiceWhenPortsRemoved(t *testing.T) {
 	f := newFixture(t)
-	withPorts := newDeployObject()
-	dobj := inSync(newDeployObject(func(d *appv1.DeployObject) { d.Spec.Ports = nil }))
+	withPorts := testobjects.NewDeployObject()
+	dobj := inSync(testobjects.NewDeployObject(func(d *appv1.DeployObject) { d.Spec.Ports = nil }))
 	f.dobjs = []*appv1.DeployObject{dobj}
-	live := liveDeployment(withPorts)
+	live := testobjects.LiveDeployment(withPorts)
 	live.Spec.Template.Spec.Containers[0].Ports = nil
 	f.deployments = []*appsv1.Deployment{live}
-	f.services = []*corev1.Service{liveService(withPorts)}
+	f.services = []*corev1.Service{testobjects.LiveService(withPorts)}
 	err, actions := f.sync()
 	if err != nil {
 		t.Fatalf("sync: %v", err)
@@ -761,11 +956,11 @@ func TestSyncDeletesServiceWhenPortsRemoved(t *testing.T) {
 
 func TestSyncLeavesForeignServiceWhenNoPorts(t *testing.T) {
 	f := newFixture(t)
-	dobj := inSync(newDeployObject(func(d *appv1.DeployObject) { d.Spec.Ports = nil }))
-	s := liveService(newDeployObject())
+	dobj := inSync(testobjects.NewDeployObject(func(d *appv1.DeployObject) { d.Spec.Ports = nil }))
+	s := testobjects.LiveService(testobjects.NewDeployObject())
 	s.OwnerReferences = nil
 	f.dobjs = []*appv1.DeployObject{dobj}
-	f.deployments = []*appsv1.Deployment{liveDeployment(dobj)}
+	f.deployments = []*appsv1.Deployment{testobjects.LiveDeployment(dobj)}
 	f.services = []*corev1.Service{s}
 	err, actions := f.sync()
 	if err != nil {
@@ -795,13 +990,13 @@ func TestSyncStatusThroughRollout(t *testing.T) {
 	for _, s := range steps {
 		t.Run(s.name, func(t *testing.T) {
 			f := newFixture(t)
-			dobj := newDeployObject()
-			d := liveDeployment(dobj)
+			dobj := testobjects.NewDeployObject()
+			d := testobjects.LiveDeployment(dobj)
 			d.Generation = s.gen
 			d.Status = s.status
 			f.dobjs = []*appv1.DeployObject{dobj}
 			f.deployments = []*appsv1.Deployment{d}
-			f.services = []*corev1.Service{liveService(dobj)}
+			f.services = []*corev1.Service{testobjects.LiveService(dobj)}
 			err, actions := f.sync()
 			if err != nil {
 				t.Fatalf("sync: %v", err)
@@ -818,8 +1013,8 @@ func TestSyncStatusThroughRollout(t *testing.T) {
 				t.Fatal(err)
 			}
 			got := [4]int32{st.Status.Replicas, st.Status.ReadyReplicas, st.Status.AvailableReplicas, st.Status.UpdatedReplicas}
-			if got != s.counts || st.Status.Selector != nameLabel+"=web" {
-				t.Errorf("counts = %v selector %q, want %v %q", got, st.Status.Selector, s.counts, nameLabel+"=web")
+			if got != s.counts || st.Status.Selector != children.NameLabel+"=web" {
+				t.Errorf("counts = %v selector %q, want %v %q", got, st.Status.Selector, s.counts, children.NameLabel+"=web")
 			}
 			var types []string
 			for _, c := range st.Status.Conditions {
@@ -834,15 +1029,15 @@ func TestSyncStatusThroughRollout(t *testing.T) {
 
 func TestSyncInvalidSpecIsNotRetried(t *testing.T) {
 	f := newFixture(t)
-	f.dobjs = []*appv1.DeployObject{newDeployObject()}
+	f.dobjs = []*appv1.DeployObject{testobjects.NewDeployObject()}
 	_, ctx := ktesting.NewTestContext(t)
 	c := f.newController(ctx)
 	f.kubeClient.PrependReactor("create", "deployments", func(core.Action) (bool, runtime.Object, error) {
 		return true, nil, apierrors.NewInvalid(schema.GroupKind{Group: "apps", Kind: "Deployment"}, "web", nil)
 	})
-	c.queue.Add(testKey)
+	c.queue.Add(testobjects.TestKey)
 	c.processNextWorkItem(ctx)
-	if n := c.queue.NumRequeues(testKey); n != 0 {
+	if n := c.queue.NumRequeues(testobjects.TestKey); n != 0 {
 		t.Errorf("requeues = %d, want 0: rejected input waits for a new spec", n)
 	}
 	// The Service does not depend on the Deployment: it is made all the same.
@@ -866,20 +1061,20 @@ func TestSyncTransientErrorRequeues(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFixture(t)
-			dobj := inSync(newDeployObject())
-			live := liveDeployment(dobj)
+			dobj := inSync(testobjects.NewDeployObject())
+			live := testobjects.LiveDeployment(dobj)
 			live.Spec.Template.Spec.Containers[0].Image = "drifted"
 			f.dobjs = []*appv1.DeployObject{dobj}
 			f.deployments = []*appsv1.Deployment{live}
-			f.services = []*corev1.Service{liveService(dobj)}
+			f.services = []*corev1.Service{testobjects.LiveService(dobj)}
 			_, ctx := ktesting.NewTestContext(t)
 			c := f.newController(ctx)
 			f.kubeClient.PrependReactor("patch", "deployments", func(core.Action) (bool, runtime.Object, error) {
 				return true, nil, tc.err
 			})
-			c.queue.Add(testKey)
+			c.queue.Add(testobjects.TestKey)
 			c.processNextWorkItem(ctx)
-			if n := c.queue.NumRequeues(testKey); n != 1 {
+			if n := c.queue.NumRequeues(testobjects.TestKey); n != 1 {
 				t.Errorf("requeues = %d, want 1", n)
 			}
 			// A transient failure says nothing about the DeployObject: its
@@ -894,7 +1089,7 @@ func TestSyncTransientErrorRequeues(t *testing.T) {
 
 func TestSyncNamespaceTerminatingIsNotRetried(t *testing.T) {
 	f := newFixture(t)
-	f.dobjs = []*appv1.DeployObject{newDeployObject()}
+	f.dobjs = []*appv1.DeployObject{testobjects.NewDeployObject()}
 	_, ctx := ktesting.NewTestContext(t)
 	c := f.newController(ctx)
 	f.kubeClient.PrependReactor("create", "deployments", func(core.Action) (bool, runtime.Object, error) {
@@ -902,17 +1097,17 @@ func TestSyncNamespaceTerminatingIsNotRetried(t *testing.T) {
 		err.ErrStatus.Details.Causes = []metav1.StatusCause{{Type: corev1.NamespaceTerminatingCause}}
 		return true, nil, err
 	})
-	c.queue.Add(testKey)
+	c.queue.Add(testobjects.TestKey)
 	c.processNextWorkItem(ctx)
-	if n := c.queue.NumRequeues(testKey); n != 0 {
+	if n := c.queue.NumRequeues(testobjects.TestKey); n != 0 {
 		t.Errorf("requeues = %d, want 0", n)
 	}
 }
 
 func TestSyncDeployObjectBeingDeleted(t *testing.T) {
 	f := newFixture(t)
-	dobj := newDeployObject()
-	dobj.DeletionTimestamp = &fixedNow
+	dobj := testobjects.NewDeployObject()
+	dobj.DeletionTimestamp = &testobjects.FixedNow
 	dobj.Finalizers = []string{"example.com/hold"}
 	f.dobjs = []*appv1.DeployObject{dobj}
 	err, actions := f.sync()
@@ -937,24 +1132,24 @@ func TestSyncDeletedDeployObject(t *testing.T) {
 func TestSyncStatusWriteNotYetInCache(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	f := newFixture(t)
-	dobj := newDeployObject()
+	dobj := testobjects.NewDeployObject()
 	f.dobjs = []*appv1.DeployObject{dobj}
-	f.deployments = []*appsv1.Deployment{liveDeployment(dobj)}
-	f.services = []*corev1.Service{liveService(dobj)}
+	f.deployments = []*appsv1.Deployment{testobjects.LiveDeployment(dobj)}
+	f.services = []*corev1.Service{testobjects.LiveService(dobj)}
 	c := f.newController(ctx)
 	statusWrites := func() int {
 		t.Helper()
 		return len(writes(f.client.Actions()))
 	}
 
-	if err := c.syncHandler(ctx, testKey); err != nil {
+	if err := c.syncHandler(ctx, testobjects.TestKey); err != nil {
 		t.Fatalf("first sync: %v", err)
 	}
 	if n := statusWrites(); n != 1 {
 		t.Fatalf("first sync made %d status writes, want 1", n)
 	}
 	// The cache still holds resourceVersion 10 without the status.
-	if err := c.syncHandler(ctx, testKey); err != nil {
+	if err := c.syncHandler(ctx, testobjects.TestKey); err != nil {
 		t.Fatalf("second sync: %v", err)
 	}
 	if n := statusWrites(); n != 1 {
@@ -966,9 +1161,9 @@ func TestSyncStatusWriteNotYetInCache(t *testing.T) {
 	applied := readyOf(t, writes(f.client.Actions())[0])
 	seen := dobj.DeepCopy()
 	seen.ResourceVersion = "11"
-	seen.Status = computeStatus(dobj, syncOutcome{deployment: liveDeployment(dobj), service: liveService(dobj)}, applied.LastTransitionTime)
+	seen.Status = status.Compute(dobj, status.Outcome{Deployment: testobjects.LiveDeployment(dobj), Service: testobjects.LiveService(dobj)}, applied.LastTransitionTime)
 	c.updateDeployObject(dobj, seen)
-	if n := len(c.written.m); n != 0 {
+	if n := len(c.written.M); n != 0 {
 		t.Errorf("%d written statuses kept after the cache caught up, want 0", n)
 	}
 
@@ -982,7 +1177,7 @@ func TestSyncStatusWriteNotYetInCache(t *testing.T) {
 		if err := f.dobjIndexer.Update(obj); err != nil {
 			t.Fatal(err)
 		}
-		if err := c.syncHandler(ctx, testKey); err != nil {
+		if err := c.syncHandler(ctx, testobjects.TestKey); err != nil {
 			t.Fatalf("sync over resourceVersion %s: %v", obj.ResourceVersion, err)
 		}
 	}
@@ -994,10 +1189,10 @@ func TestSyncStatusWriteNotYetInCache(t *testing.T) {
 	if err := f.dobjIndexer.Delete(reset); err != nil {
 		t.Fatal(err)
 	}
-	if err := c.syncHandler(ctx, testKey); err != nil {
+	if err := c.syncHandler(ctx, testobjects.TestKey); err != nil {
 		t.Fatalf("sync after deletion: %v", err)
 	}
-	if n := len(c.written.m); n != 0 {
+	if n := len(c.written.M); n != 0 {
 		t.Errorf("%d written statuses kept after the DeployObject was deleted, want 0", n)
 	}
 }
@@ -1023,19 +1218,19 @@ func TestEventHandlers(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	f := newFixture(t)
 	c := f.newController(ctx)
-	dobj := newDeployObject()
+	dobj := testobjects.NewDeployObject()
 	// Child events carry the objects as the cache holds them.
 	cached := func(d *appsv1.Deployment) any {
 		t.Helper()
-		obj, err := transformObject(d)
+		obj, err := caches.Transform(d)
 		if err != nil {
 			t.Fatal(err)
 		}
 		return obj
 	}
-	child := cached(liveDeployment(dobj))
+	child := cached(testobjects.LiveDeployment(dobj))
 	withChange := func(change func(*appsv1.Deployment)) any {
-		d := liveDeployment(dobj)
+		d := testobjects.LiveDeployment(dobj)
 		change(d)
 		return cached(d)
 	}
@@ -1043,10 +1238,10 @@ func TestEventHandlers(t *testing.T) {
 	expect := expectEnqueued(t, c)
 
 	c.enqueueOwner(child)
-	expect("child add", testKey)
+	expect("child add", testobjects.TestKey)
 
 	c.enqueueOwner(cache.DeletedFinalStateUnknown{Key: "apps/web", Obj: child})
-	expect("child tombstone", testKey)
+	expect("child tombstone", testobjects.TestKey)
 
 	c.enqueueOwner(cache.DeletedFinalStateUnknown{Key: "apps/web", Obj: "not an object"})
 	expect("tombstone of garbage")
@@ -1055,18 +1250,18 @@ func TestEventHandlers(t *testing.T) {
 	expect("child resync (same resourceVersion)")
 
 	c.updateChild(child, withChange(func(d *appsv1.Deployment) { d.ResourceVersion = "21" }))
-	expect("child update", testKey)
+	expect("child update", testobjects.TestKey)
 
 	c.enqueueOwner(withChange(func(d *appsv1.Deployment) { d.OwnerReferences = nil }))
-	expect("orphan with the children's labels: the DeployObject that would adopt it", testKey)
+	expect("orphan with the children's labels: the DeployObject that would adopt it", testobjects.TestKey)
 
-	c.enqueueOwner(withChange(func(d *appsv1.Deployment) { d.OwnerReferences = nil; delete(d.Labels, nameLabel) }))
+	c.enqueueOwner(withChange(func(d *appsv1.Deployment) { d.OwnerReferences = nil; delete(d.Labels, children.NameLabel) }))
 	expect("orphan without the name label")
 
 	c.enqueueOwner(withChange(func(d *appsv1.Deployment) { d.OwnerReferences[0].Kind = "ReplicaSet" }))
 	expect("child of another kind")
 
-	c.enqueueOwner(liveDeployment(dobj))
+	c.enqueueOwner(testobjects.LiveDeployment(dobj))
 	expect("a Deployment the transform did not pack")
 
 	statusOnly := dobj.DeepCopy()
@@ -1079,21 +1274,17 @@ func TestEventHandlers(t *testing.T) {
 	specChange.ResourceVersion = "11"
 	specChange.Generation = 3
 	c.updateDeployObject(dobj, specChange)
-	expect("spec update of the DeployObject", testKey)
+	expect("spec update of the DeployObject", testobjects.TestKey)
 
 	c.updateDeployObject(dobj, dobj)
-	expect("periodic resync of the DeployObject", testKey)
+	expect("periodic resync of the DeployObject", testobjects.TestKey)
 
 	c.enqueue(cache.DeletedFinalStateUnknown{Key: "apps/web", Obj: dobj})
-	expect("DeployObject tombstone", testKey)
+	expect("DeployObject tombstone", testobjects.TestKey)
 }
 
 func yamlOrJSON(data []byte, into any) error {
 	return yaml.Unmarshal(data, into)
-}
-
-func equalObjects(a, b any) bool {
-	return equality.Semantic.DeepEqual(a, b)
 }
 
 func TestSyncBlockedChildrenAreReported(t *testing.T) {
@@ -1121,7 +1312,7 @@ func TestSyncBlockedChildrenAreReported(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFixture(t)
-			f.dobjs = []*appv1.DeployObject{newDeployObject()}
+			f.dobjs = []*appv1.DeployObject{testobjects.NewDeployObject()}
 			_, ctx := ktesting.NewTestContext(t)
 			c := f.newController(ctx)
 			for resource, err := range map[string]error{"deployments": tc.deployErr, "services": tc.serviceErr} {
@@ -1129,7 +1320,7 @@ func TestSyncBlockedChildrenAreReported(t *testing.T) {
 					f.kubeClient.PrependReactor("create", resource, func(core.Action) (bool, runtime.Object, error) { return true, nil, err })
 				}
 			}
-			c.queue.Add(testKey)
+			c.queue.Add(testobjects.TestKey)
 			c.processNextWorkItem(ctx)
 			acts := writes(f.kubeClient.Actions(), f.client.Actions())
 			// Every child is tried, whatever happened to the other.
@@ -1137,7 +1328,7 @@ func TestSyncBlockedChildrenAreReported(t *testing.T) {
 			if ready := readyOf(t, acts[2]); ready.Status != metav1.ConditionFalse || ready.Reason != tc.reason {
 				t.Errorf("Ready = %s/%s %q, want False/%s", ready.Status, ready.Reason, ready.Message, tc.reason)
 			}
-			if n := c.queue.NumRequeues(testKey); (n == 1) != tc.retried {
+			if n := c.queue.NumRequeues(testobjects.TestKey); (n == 1) != tc.retried {
 				t.Errorf("requeues = %d, want retried with backoff: %v", n, tc.retried)
 			}
 			if ev := events(f.recorder); len(ev) != tc.events || !strings.HasPrefix(ev[0], "Warning "+tc.reason) {
@@ -1149,16 +1340,16 @@ func TestSyncBlockedChildrenAreReported(t *testing.T) {
 
 func TestSyncBlockedChildReportedOnce(t *testing.T) {
 	f := newFixture(t)
-	dobj := newDeployObject()
+	dobj := testobjects.NewDeployObject()
 	refused := apierrors.NewForbidden(schema.GroupResource{Resource: "services"}, "web", errors.New("exceeded quota: q, requested: services.loadbalancers=1"))
-	dobj.Status = computeStatus(dobj, syncOutcome{deployment: liveDeployment(dobj), problems: []childProblem{*problemOf(fmt.Errorf("creating Service web: %w", refused))}}, earlier)
+	dobj.Status = status.Compute(dobj, status.Outcome{Deployment: testobjects.LiveDeployment(dobj), Problems: []children.Problem{*children.ProblemOf(fmt.Errorf("creating Service web: %w", refused))}}, testobjects.Earlier)
 	f.dobjs = []*appv1.DeployObject{dobj}
-	f.deployments = []*appsv1.Deployment{liveDeployment(dobj)}
+	f.deployments = []*appsv1.Deployment{testobjects.LiveDeployment(dobj)}
 	_, ctx := ktesting.NewTestContext(t)
 	c := f.newController(ctx)
 	f.kubeClient.PrependReactor("create", "services", func(core.Action) (bool, runtime.Object, error) { return true, nil, refused })
-	err := c.syncHandler(ctx, testKey)
-	if !isExpectedRetry(err) {
+	err := c.syncHandler(ctx, testobjects.TestKey)
+	if !children.IsExpectedRetry(err) {
 		t.Errorf("sync error = %v, want a blocked retry", err)
 	}
 	expectActions(t, writes(f.kubeClient.Actions(), f.client.Actions()), "create services")
@@ -1169,24 +1360,24 @@ func TestSyncBlockedChildReportedOnce(t *testing.T) {
 
 func TestSyncLongRejectionKeepsStatusValid(t *testing.T) {
 	f := newFixture(t)
-	f.dobjs = []*appv1.DeployObject{newDeployObject()}
+	f.dobjs = []*appv1.DeployObject{testobjects.NewDeployObject()}
 	_, ctx := ktesting.NewTestContext(t)
 	c := f.newController(ctx)
 	invalid := apierrors.NewInvalid(schema.GroupKind{Group: "apps", Kind: "Deployment"}, "web", nil)
 	invalid.ErrStatus.Message = strings.Repeat(`env[0].name: Invalid value: "A=B": a valid environment variable name; `, 2000)
 	f.kubeClient.PrependReactor("create", "deployments", func(core.Action) (bool, runtime.Object, error) { return true, nil, invalid })
-	if err := c.syncHandler(ctx, testKey); err != nil {
+	if err := c.syncHandler(ctx, testobjects.TestKey); err != nil {
 		t.Fatalf("sync: %v", err)
 	}
 	acts := writes(f.kubeClient.Actions(), f.client.Actions())
-	if ready := readyOf(t, acts[len(acts)-1]); ready.Reason != appv1.ReasonInvalidSpec || len(ready.Message) > maxConditionMessage {
-		t.Errorf("Ready = %s with a message of %d bytes, want InvalidSpec with at most %d", ready.Reason, len(ready.Message), maxConditionMessage)
+	if ready := readyOf(t, acts[len(acts)-1]); ready.Reason != appv1.ReasonInvalidSpec || len(ready.Message) > children.MaxConditionMessage {
+		t.Errorf("Ready = %s with a message of %d bytes, want InvalidSpec with at most %d", ready.Reason, len(ready.Message), children.MaxConditionMessage)
 	}
 }
 
 func TestSyncStatusIsConditionalOnTheCachedVersion(t *testing.T) {
 	f := newFixture(t)
-	f.dobjs = []*appv1.DeployObject{newDeployObject()}
+	f.dobjs = []*appv1.DeployObject{testobjects.NewDeployObject()}
 	err, actions := f.sync()
 	if err != nil {
 		t.Fatalf("sync: %v", err)
@@ -1202,8 +1393,8 @@ func TestSyncStatusIsConditionalOnTheCachedVersion(t *testing.T) {
 
 func TestSyncAdoptsOrphans(t *testing.T) {
 	f := newFixture(t)
-	dobj := newDeployObject()
-	d, s := liveDeployment(dobj), liveService(dobj)
+	dobj := testobjects.NewDeployObject()
+	d, s := testobjects.LiveDeployment(dobj), testobjects.LiveService(dobj)
 	d.OwnerReferences, s.OwnerReferences = nil, []metav1.OwnerReference{{APIVersion: "v1", Kind: "ConfigMap", Name: "keep", UID: "uid-cm"}}
 	f.dobjs = []*appv1.DeployObject{dobj}
 	f.deployments = []*appsv1.Deployment{d}
@@ -1251,10 +1442,10 @@ func TestSyncAdoptedDeploymentIsJudgedByItsHash(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFixture(t)
-			dobj := newDeployObject()
+			dobj := testobjects.NewDeployObject()
 			hash := dobj.Status.DeploymentHash
 			dobj.Status = appv1.DeployObjectStatus{}
-			d, s := liveDeployment(dobj), liveService(dobj)
+			d, s := testobjects.LiveDeployment(dobj), testobjects.LiveService(dobj)
 			d.OwnerReferences, s.OwnerReferences = nil, nil
 			d.Annotations = map[string]string{appv1.AnnotationDeploymentHash: tc.annotation(hash)}
 			f.dobjs = []*appv1.DeployObject{dobj}
@@ -1284,25 +1475,25 @@ func TestSyncAdoptsOnlyForTheLiveOwner(t *testing.T) {
 		apply func(*appv1.DeployObject)
 	}{
 		{"re-created meanwhile", func(d *appv1.DeployObject) { d.UID = "uid-new-web" }},
-		{"being deleted", func(d *appv1.DeployObject) { d.DeletionTimestamp, d.Finalizers = &fixedNow, []string{"x"} }},
+		{"being deleted", func(d *appv1.DeployObject) { d.DeletionTimestamp, d.Finalizers = &testobjects.FixedNow, []string{"x"} }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFixture(t)
-			dobj := newDeployObject()
-			d := liveDeployment(dobj)
+			dobj := testobjects.NewDeployObject()
+			d := testobjects.LiveDeployment(dobj)
 			d.OwnerReferences = nil
 			f.dobjs = []*appv1.DeployObject{dobj}
 			f.deployments = []*appsv1.Deployment{d}
-			f.services = []*corev1.Service{liveService(dobj)}
+			f.services = []*corev1.Service{testobjects.LiveService(dobj)}
 			_, ctx := ktesting.NewTestContext(t)
 			c := f.newController(ctx)
 			live := dobj.DeepCopy()
 			tc.apply(live)
-			if err := f.client.Tracker().Update(resDObj, live, live.Namespace); err != nil {
+			if err := f.client.Tracker().Update(testobjects.ResDObj, live, live.Namespace); err != nil {
 				t.Fatal(err)
 			}
 			f.client.ClearActions()
-			if err := c.syncHandler(ctx, testKey); err == nil {
+			if err := c.syncHandler(ctx, testobjects.TestKey); err == nil {
 				t.Error("sync succeeded, want an error so that the next sync decides on a fresh cache")
 			}
 			expectActions(t, writes(f.kubeClient.Actions(), f.client.Actions()), "get deployobjects")
@@ -1316,19 +1507,19 @@ func TestSyncAdoptsOnlyForTheLiveOwner(t *testing.T) {
 func TestSyncStatusAfterAnUnseenWriteIsBasedOnIt(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	f := newFixture(t)
-	dobj := newDeployObject()
-	rolling := liveDeployment(dobj)
+	dobj := testobjects.NewDeployObject()
+	rolling := testobjects.LiveDeployment(dobj)
 	rolling.Status.AvailableReplicas = 1
 	f.dobjs = []*appv1.DeployObject{dobj}
 	f.deployments = []*appsv1.Deployment{rolling}
-	f.services = []*corev1.Service{liveService(dobj)}
+	f.services = []*corev1.Service{testobjects.LiveService(dobj)}
 	c := f.newController(ctx)
-	if err := c.syncHandler(ctx, testKey); err != nil {
+	if err := c.syncHandler(ctx, testobjects.TestKey); err != nil {
 		t.Fatalf("first sync: %v", err)
 	}
 	// The rollout finishes before the watch delivers the first write.
-	mustAdd(t, f.deployIndexer, liveDeployment(dobj))
-	if err := c.syncHandler(ctx, testKey); err != nil {
+	mustAdd(t, f.deployIndexer, testobjects.LiveDeployment(dobj))
+	if err := c.syncHandler(ctx, testobjects.TestKey); err != nil {
 		t.Fatalf("second sync: %v", err)
 	}
 	var versions []string
@@ -1398,7 +1589,7 @@ func backlogController(t *testing.T, ctx context.Context, n int) (*Controller, *
 	t.Helper()
 	f := newFixture(t)
 	for i := range n {
-		f.dobjs = append(f.dobjs, newDeployObject(func(d *appv1.DeployObject) { d.Name = fmt.Sprintf("web-%d", i) }))
+		f.dobjs = append(f.dobjs, testobjects.NewDeployObject(func(d *appv1.DeployObject) { d.Name = fmt.Sprintf("web-%d", i) }))
 	}
 	c := f.newController(ctx)
 	api, client := newBlockingAPIServer(t)
@@ -1468,7 +1659,7 @@ func appliedDeployment(t *testing.T, a core.Action) *appsv1.Deployment {
 // storedDeployment is the Deployment web as the fake API server holds it.
 func storedDeployment(t *testing.T, f *fixture) *appsv1.Deployment {
 	t.Helper()
-	d, err := f.kubeClient.AppsV1().Deployments(testKey.Namespace).Get(context.Background(), testKey.Name, metav1.GetOptions{})
+	d, err := f.kubeClient.AppsV1().Deployments(testobjects.TestKey.Namespace).Get(context.Background(), testobjects.TestKey.Name, metav1.GetOptions{})
 	if err != nil {
 		t.Fatalf("reading the Deployment: %v", err)
 	}
@@ -1480,12 +1671,12 @@ func storedDeployment(t *testing.T, f *fixture) *appsv1.Deployment {
 func (f *fixture) withLiveChildren(dobj *appv1.DeployObject) {
 	inSync(dobj)
 	f.dobjs = []*appv1.DeployObject{dobj}
-	f.deployments = []*appsv1.Deployment{liveDeployment(dobj)}
-	f.services = []*corev1.Service{liveService(dobj)}
-	if p := livePDB(dobj); p != nil {
+	f.deployments = []*appsv1.Deployment{testobjects.LiveDeployment(dobj)}
+	f.services = []*corev1.Service{testobjects.LiveService(dobj)}
+	if p := testobjects.LivePDB(dobj); p != nil {
 		f.pdbs = []*policyv1.PodDisruptionBudget{p}
 	}
-	if h := liveHPA(dobj); h != nil {
+	if h := testobjects.LiveHPA(dobj); h != nil {
 		f.hpas = []*autoscalingv2.HorizontalPodAutoscaler{h}
 	}
 }
@@ -1497,18 +1688,18 @@ func conditionOf(t *testing.T, a core.Action, condType string) *metav1.Condition
 
 func TestSyncCreatesOptionalChildren(t *testing.T) {
 	f := newFixture(t)
-	dobj := newDeployObject(withBudget, withAutoscaling)
+	dobj := testobjects.NewDeployObject(testobjects.WithBudget, testobjects.WithAutoscaling)
 	f.dobjs = []*appv1.DeployObject{dobj}
 	err, actions := f.sync()
 	if err != nil {
 		t.Fatalf("sync: %v", err)
 	}
 	expectActions(t, actions, "create deployments", "create services", "create poddisruptionbudgets", "create horizontalpodautoscalers", "patch deployobjects/status")
-	if got := actions[2].(core.CreateAction).GetObject(); !equalObjects(got, desiredPDB(dobj)) {
-		t.Errorf("created PodDisruptionBudget differs from desired:\n%s", diff.Diff(desiredPDB(dobj), got))
+	if got := actions[2].(core.CreateAction).GetObject(); !testobjects.EqualObjects(got, children.DesiredPDB(dobj)) {
+		t.Errorf("created PodDisruptionBudget differs from desired:\n%s", diff.Diff(children.DesiredPDB(dobj), got))
 	}
-	if got := actions[3].(core.CreateAction).GetObject(); !equalObjects(got, mustDesiredHPA(dobj)) {
-		t.Errorf("created HorizontalPodAutoscaler differs from desired:\n%s", diff.Diff(mustDesiredHPA(dobj), got))
+	if got := actions[3].(core.CreateAction).GetObject(); !testobjects.EqualObjects(got, testobjects.MustDesiredHPA(dobj)) {
+		t.Errorf("created HorizontalPodAutoscaler differs from desired:\n%s", diff.Diff(testobjects.MustDesiredHPA(dobj), got))
 	}
 	for _, ct := range []string{appv1.ConditionDisruptionBudget, appv1.ConditionAutoscaling} {
 		if c := conditionOf(t, actions[4], ct); c == nil || c.ObservedGeneration != dobj.Generation {
@@ -1537,7 +1728,7 @@ func TestSyncCorrectsOptionalChildDrift(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFixture(t)
-			dobj := newDeployObject(withBudget, withAutoscaling)
+			dobj := testobjects.NewDeployObject(testobjects.WithBudget, testobjects.WithAutoscaling)
 			f.withLiveChildren(dobj)
 			tc.drift(f)
 			err, actions := f.sync()
@@ -1547,11 +1738,11 @@ func TestSyncCorrectsOptionalChildDrift(t *testing.T) {
 			expectActions(t, actions, tc.want...)
 			switch got := actions[1].(core.UpdateAction).GetObject().(type) {
 			case *policyv1.PodDisruptionBudget:
-				if _, changed := mergePDB(got, desiredPDB(dobj)); changed || got.UID != "uid-pdb" {
+				if _, changed := children.MergePDB(got, children.DesiredPDB(dobj)); changed || got.UID != "uid-pdb" {
 					t.Errorf("updated PodDisruptionBudget still drifts or lost its identity: %+v", got)
 				}
 			case *autoscalingv2.HorizontalPodAutoscaler:
-				if !hpaInSync(got, mustDesiredHPA(dobj)) || got.UID != "uid-hpa" {
+				if !children.HPAInSync(got, testobjects.MustDesiredHPA(dobj)) || got.UID != "uid-hpa" {
 					t.Errorf("updated HorizontalPodAutoscaler still drifts or lost its identity: %+v", got)
 				}
 			}
@@ -1564,7 +1755,7 @@ func TestSyncCorrectsOptionalChildDrift(t *testing.T) {
 
 func TestSyncDeletesOptionalChildrenWhenRemoved(t *testing.T) {
 	f := newFixture(t)
-	asked := newDeployObject(withBudget, withAutoscaling)
+	asked := testobjects.NewDeployObject(testobjects.WithBudget, testobjects.WithAutoscaling)
 	f.withLiveChildren(asked)
 	// The spec no longer asks for either; the last status still reports them.
 	dobj := asked.DeepCopy()
@@ -1597,12 +1788,12 @@ func TestSyncLeavesForeignOptionalChildren(t *testing.T) {
 	// Neither asked for: same-named objects that are not the DeployObject's
 	// are none of its business.
 	f := newFixture(t)
-	asked := newDeployObject(withBudget, withAutoscaling)
-	dobj := newDeployObject()
+	asked := testobjects.NewDeployObject(testobjects.WithBudget, testobjects.WithAutoscaling)
+	dobj := testobjects.NewDeployObject()
 	f.withLiveChildren(dobj)
-	p, h := livePDB(asked), liveHPA(asked)
+	p, h := testobjects.LivePDB(asked), testobjects.LiveHPA(asked)
 	p.OwnerReferences, h.OwnerReferences[0].UID = nil, "uid-of-another-web"
-	delete(p.Labels, nameLabel)
+	delete(p.Labels, children.NameLabel)
 	f.pdbs, f.hpas = []*policyv1.PodDisruptionBudget{p}, []*autoscalingv2.HorizontalPodAutoscaler{h}
 	err, actions := f.sync()
 	if err != nil {
@@ -1616,7 +1807,7 @@ func TestSyncLeavesForeignOptionalChildren(t *testing.T) {
 // the Deployment and leaves the autoscaler alone.
 func TestSyncFollowsTheAutoscaler(t *testing.T) {
 	f := newFixture(t)
-	dobj := newDeployObject(withAutoscaling)
+	dobj := testobjects.NewDeployObject(testobjects.WithAutoscaling)
 	f.withLiveChildren(dobj)
 	scaled := dobj.DeepCopy()
 	scaled.Generation, scaled.Spec.Replicas = 3, ptr.To[int32](4)
@@ -1628,5 +1819,359 @@ func TestSyncFollowsTheAutoscaler(t *testing.T) {
 	expectActions(t, actions, "get deployments", "patch deployments", "patch deployobjects/status")
 	if got := appliedDeployment(t, actions[1]).Spec.Replicas; got == nil || *got != 4 {
 		t.Errorf("applied replicas = %v, want the autoscaler's 4", got)
+	}
+}
+
+func TestSyncHTTPRoute(t *testing.T) {
+	t.Run("without the Gateway API", func(t *testing.T) {
+		f := newFixture(t)
+		dobj := testobjects.NewDeployObject(testobjects.WithHTTPRoute)
+		f.dobjs = []*appv1.DeployObject{dobj}
+		err, actions := f.sync()
+		// Not retried: watchGatewayAPI syncs it again once HTTPRoutes
+		// are served.
+		if err != nil {
+			t.Fatalf("sync: %v, want no retry", err)
+		}
+		expectActions(t, actions, "create deployments", "create services", "patch deployobjects/status")
+		if r := readyOf(t, actions[2]); r.Reason != appv1.ReasonGatewayAPIUnavailable || !strings.Contains(r.Message, "Gateway API CRDs are not installed") {
+			t.Errorf("Ready = %+v, want GatewayAPIUnavailable", r)
+		}
+		if c := conditionOf(t, actions[2], appv1.ConditionRoute); c == nil || c.Reason != appv1.ReasonGatewayAPIUnavailable {
+			t.Errorf("Route condition = %+v, want GatewayAPIUnavailable", c)
+		}
+	})
+	t.Run("created", func(t *testing.T) {
+		f := newFixture(t)
+		f.gatewayAPI = true
+		dobj := testobjects.NewDeployObject(testobjects.WithHTTPRoute)
+		f.dobjs = []*appv1.DeployObject{dobj}
+		err, actions := f.sync()
+		if err != nil {
+			t.Fatalf("sync: %v", err)
+		}
+		// The fixture lists the Gateway API client's actions last.
+		expectActions(t, actions, "create deployments", "create services", "patch deployobjects/status", "create httproutes")
+		if got := actions[3].(core.CreateAction).GetObject(); !testobjects.EqualObjects(got, testobjects.MustDesiredHTTPRoute(dobj)) {
+			t.Errorf("created HTTPRoute differs from desired:\n%s", diff.Diff(testobjects.MustDesiredHTTPRoute(dobj), got))
+		}
+	})
+	t.Run("steady state writes nothing", func(t *testing.T) {
+		f := newFixture(t)
+		f.gatewayAPI = true
+		dobj := testobjects.NewDeployObject(testobjects.WithHTTPRoute)
+		f.withLiveChildren(dobj)
+		f.httpRoutes = []*gatewayv1.HTTPRoute{testobjects.LiveHTTPRoute(dobj)}
+		dobj.Status = status.Compute(dobj, status.Outcome{Deployment: testobjects.LiveDeployment(dobj), Service: testobjects.LiveService(dobj), HTTPRoute: testobjects.LiveHTTPRoute(dobj), DeploymentHash: testobjects.MustHash(dobj)}, testobjects.Earlier)
+		err, actions := f.sync()
+		if err != nil {
+			t.Fatalf("sync: %v", err)
+		}
+		expectActions(t, actions)
+	})
+	t.Run("drift corrected", func(t *testing.T) {
+		f := newFixture(t)
+		f.gatewayAPI = true
+		dobj := testobjects.NewDeployObject(testobjects.WithHTTPRoute)
+		f.withLiveChildren(dobj)
+		drifted := testobjects.LiveHTTPRoute(dobj)
+		drifted.Spec.Hostnames = append(drifted.Spec.Hostnames, "evil.example.com")
+		f.httpRoutes = []*gatewayv1.HTTPRoute{drifted}
+		err, actions := f.sync()
+		if err != nil {
+			t.Fatalf("sync: %v", err)
+		}
+		expectActions(t, actions, "patch deployobjects/status", "get httproutes", "update httproutes")
+		if got := actions[2].(core.UpdateAction).GetObject().(*gatewayv1.HTTPRoute); len(got.Spec.Hostnames) != 1 || got.UID != "uid-route" {
+			t.Errorf("updated HTTPRoute hostnames %v, want the spec's on the same object", got.Spec.Hostnames)
+		}
+	})
+}
+
+func TestSyncIngress(t *testing.T) {
+	t.Run("created", func(t *testing.T) {
+		f := newFixture(t)
+		dobj := testobjects.NewDeployObject(testobjects.WithIngress)
+		f.dobjs = []*appv1.DeployObject{dobj}
+		err, actions := f.sync()
+		if err != nil {
+			t.Fatalf("sync: %v", err)
+		}
+		expectActions(t, actions, "create deployments", "create services", "create ingresses", "patch deployobjects/status")
+		if got := actions[2].(core.CreateAction).GetObject(); !testobjects.EqualObjects(got, children.DesiredIngress(dobj)) {
+			t.Errorf("created Ingress differs from desired:\n%s", diff.Diff(children.DesiredIngress(dobj), got))
+		}
+		if c := conditionOf(t, actions[3], appv1.ConditionRoute); c == nil || c.Reason != appv1.ReasonProgressing {
+			t.Errorf("Route condition = %+v, want Progressing until the ingress controller gives an address", c)
+		}
+	})
+	t.Run("steady state writes nothing", func(t *testing.T) {
+		f := newFixture(t)
+		dobj := testobjects.NewDeployObject(testobjects.WithIngress)
+		f.withLiveChildren(dobj)
+		f.ingresses = []*networkingv1.Ingress{testobjects.LiveIngress(dobj)}
+		dobj.Status = status.Compute(dobj, status.Outcome{Deployment: testobjects.LiveDeployment(dobj), Service: testobjects.LiveService(dobj), Ingress: testobjects.LiveIngress(dobj), DeploymentHash: testobjects.MustHash(dobj)}, testobjects.Earlier)
+		err, actions := f.sync()
+		if err != nil {
+			t.Fatalf("sync: %v", err)
+		}
+		expectActions(t, actions)
+	})
+	t.Run("drift corrected", func(t *testing.T) {
+		f := newFixture(t)
+		dobj := testobjects.NewDeployObject(testobjects.WithIngress)
+		f.withLiveChildren(dobj)
+		drifted := testobjects.LiveIngress(dobj)
+		drifted.Spec.TLS = nil
+		f.ingresses = []*networkingv1.Ingress{drifted}
+		err, actions := f.sync()
+		if err != nil {
+			t.Fatalf("sync: %v", err)
+		}
+		expectActions(t, actions, "get ingresses", "update ingresses", "patch deployobjects/status")
+		if got := actions[1].(core.UpdateAction).GetObject().(*networkingv1.Ingress); len(got.Spec.TLS) != 1 || got.UID != "uid-ing" {
+			t.Errorf("updated Ingress = %+v, want TLS back on the same object", got.Spec)
+		}
+	})
+	t.Run("removed with the route", func(t *testing.T) {
+		f := newFixture(t)
+		dobj := testobjects.NewDeployObject()
+		f.withLiveChildren(dobj)
+		f.ingresses = []*networkingv1.Ingress{testobjects.LiveIngress(testobjects.NewDeployObject(testobjects.WithIngress))}
+		err, actions := f.sync()
+		if err != nil {
+			t.Fatalf("sync: %v", err)
+		}
+		expectActions(t, actions, "delete ingresses")
+		if uid := actions[0].(core.DeleteAction).GetDeleteOptions().Preconditions.UID; uid == nil || *uid != "uid-ing" {
+			t.Errorf("delete preconditions UID = %v, want uid-ing", uid)
+		}
+	})
+	t.Run("foreign one left alone", func(t *testing.T) {
+		f := newFixture(t)
+		dobj := testobjects.NewDeployObject(testobjects.WithIngress)
+		f.withLiveChildren(dobj)
+		foreign := testobjects.LiveIngress(dobj)
+		foreign.OwnerReferences, foreign.Labels = nil, map[string]string{"team": "other"}
+		f.unlisted = []runtime.Object{foreign}
+		err, actions := f.sync()
+		if err == nil {
+			t.Fatal("want the conflict retried")
+		}
+		expectActions(t, actions, "create ingresses", "get ingresses", "patch deployobjects/status")
+		if c := conditionOf(t, actions[2], appv1.ConditionRoute); c == nil || c.Reason != appv1.ReasonResourceConflict {
+			t.Errorf("Route condition = %+v, want ResourceConflict", c)
+		}
+	})
+}
+
+// testElection is a leader election on a fake API server whose lease
+// requests fail once the lease is "lost", with timings short enough for a
+// unit test.
+func testElection(t *testing.T) (*leaderelection.Election, *atomic.Bool) {
+	t.Helper()
+	client := k8sfake.NewClientset()
+	var lost atomic.Bool
+	client.PrependReactor("*", "leases", func(core.Action) (bool, runtime.Object, error) {
+		if lost.Load() {
+			return true, nil, errors.New("the API server is away")
+		}
+		return false, nil, nil
+	})
+	opts := &options.Options{LeaseName: "test", LeaseNamespace: "default",
+		LeaseDuration: time.Second, RenewDeadline: 500 * time.Millisecond, RetryPeriod: 100 * time.Millisecond}
+	if err := opts.LeaderElect.Set("true"); err != nil {
+		t.Fatal(err)
+	}
+	le, err := leaderelection.New(opts, false, client)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return le, &lost
+}
+
+func testMetrics() *metrics.Metrics {
+	return &metrics.Metrics{Leader: prometheus.NewGauge(prometheus.GaugeOpts{Name: "leader"})}
+}
+
+// TestLeaseLostCancelsSyncs: when the lease is lost, while working or while
+// the syncs in flight finish after SIGTERM, another replica may take over,
+// so the syncs' requests are cancelled at once, not at the end of the grace
+// period, and runAsLeader reports the loss for the process to exit 1.
+func TestLeaseLostCancelsSyncs(t *testing.T) {
+	for _, duringShutdown := range []bool{false, true} {
+		t.Run(fmt.Sprintf("during shutdown %v", duringShutdown), func(t *testing.T) {
+			_, ctx := ktesting.NewTestContext(t)
+			ctx, stop := context.WithCancel(ctx)
+			defer stop()
+			le, lost := testElection(t)
+			const workers = 2
+			c, api := backlogController(t, ctx, 10)
+			c.shutdownGrace = time.Minute
+			done := make(chan error)
+			go func() {
+				done <- leaderelection.Run(ctx, le, testMetrics(), func(ctx, writes context.Context) error { return c.Run(ctx, writes, workers) })
+			}()
+			waitFor(t, api.started, workers, "the syncs in flight")
+
+			if duringShutdown {
+				stop()
+			}
+			lost.Store(true)
+			waitFor(t, api.cancelled, workers, "the requests of the syncs in flight to be cancelled")
+			select {
+			case err := <-done:
+				if !errors.Is(err, leaderelection.ErrLeaseLost) {
+					t.Errorf("runAsLeader returned %v, want errLeaseLost", err)
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatal("runAsLeader did not return after the lease was lost")
+			}
+			if got := api.creates.Load(); got != workers {
+				t.Errorf("%d syncs started, want only the %d in flight when the lease was lost", got, workers)
+			}
+		})
+	}
+}
+
+// runAsControllerEnv makes the test binary run main instead of the tests,
+// so that a test can run the controller as a process of its own: logging
+// can be configured once per process only.
+const runAsControllerEnv = "DEPLOYOBJECT_TEST_RUN_MAIN"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(runAsControllerEnv) == "1" {
+		main()
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// runController runs the controller's main with args in a process of its
+// own and returns its output and exit code.
+func runController(t *testing.T, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], args...)
+	cmd.Env = append(os.Environ(), runAsControllerEnv+"=1")
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err := cmd.Run()
+	var exit *exec.ExitError
+	switch {
+	case errors.As(err, &exit):
+		code = exit.ExitCode()
+	case err != nil:
+		t.Fatal(err)
+	}
+	return out.String(), errOut.String(), code
+}
+
+// TestLoggingFormatJSON: with --logging-format=json every line the
+// controller logs is a JSON object, from the first line on; a kubeconfig
+// that does not exist makes it log its start and its failure and exit 1.
+func TestLoggingFormatJSON(t *testing.T) {
+	stdout, stderr, code := runController(t, "--logging-format=json", "--kubeconfig=/nonexistent/kubeconfig")
+	if code != 1 {
+		t.Errorf("exit code %d, want 1", code)
+	}
+	var msgs []string
+	for _, line := range strings.Split(strings.TrimSpace(stdout+stderr), "\n") {
+		var entry map[string]any
+		if err := json.Unmarshal([]byte(line), &entry); err != nil {
+			t.Fatalf("not a JSON line: %q", line)
+		}
+		msg, _ := entry["msg"].(string)
+		msgs = append(msgs, msg)
+		if msg == "Controller failed" && !strings.Contains(entry["err"].(string), "/nonexistent/kubeconfig") {
+			t.Errorf("the failure does not name the kubeconfig: %v", entry)
+		}
+	}
+	if len(msgs) < 2 || msgs[0] != "Starting" || msgs[len(msgs)-1] != "Controller failed" {
+		t.Errorf("logged %q, want Starting first and Controller failed last", msgs)
+	}
+}
+
+// TestLoggingFlagsAreValidated: an unknown format and an alpha option
+// without its feature gate are refused before anything runs.
+func TestLoggingFlagsAreValidated(t *testing.T) {
+	for _, args := range [][]string{
+		{"--logging-format=xml"},
+		{"--logging-format=json", "--log-json-split-stream"},
+	} {
+		stdout, stderr, code := runController(t, append(args, "--kubeconfig=/nonexistent/kubeconfig")...)
+		if code != 2 || stdout != "" || !strings.HasPrefix(stderr, "invalid logging flags:") {
+			t.Errorf("%v: exit code %d, stdout %q, stderr %q; want 2 and only the reason", args, code, stdout, stderr)
+		}
+	}
+}
+
+// TestHelp: --help prints the flags in sections, as Kubernetes components
+// do, and exits 0.
+func TestHelp(t *testing.T) {
+	stdout, _, code := runController(t, "--help")
+	if code != 0 {
+		t.Errorf("exit code %d, want 0", code)
+	}
+	last := -1
+	for _, want := range []string{
+		"Usage:\n  deployobject-controller [flags]",
+		"Generic flags:", "--feature-gates mapStringBool", "--kubeconfig string",
+		"Configuration rollouts flags:", "--config-rollout-delay duration", "--max-concurrent-config-rollouts int", "--track-secrets",
+		"Leader election flags:", "--leader-elect ",
+		"Metrics flags:", "--metrics-bind-address string",
+		"Debugging flags:", "--profiling",
+		"Logs flags:", "--logging-format string", `Permitted formats: "json"`, "-v, --v Level",
+		"Global flags:", "-h, --help", "--version",
+	} {
+		i := strings.Index(stdout, want)
+		if i < 0 {
+			t.Errorf("--help lacks %q", want)
+			continue
+		}
+		if i < last {
+			t.Errorf("--help shows %q out of order", want)
+		}
+		last = i
+	}
+}
+
+// TestJSONLogsOfASyncCarryTheKey: in JSON, as in text, every line a sync
+// logs carries the DeployObject's key as a field of its own, the failed
+// sync's error line as much as the retry's lines.
+func TestJSONLogsOfASyncCarryTheKey(t *testing.T) {
+	var buf bytes.Buffer
+	logger, _ := logsjson.Factory{}.Create(logsapi.LoggingConfiguration{Format: "json", Verbosity: 4},
+		logsapi.LoggingOptions{ErrorStream: &buf, InfoStream: &buf})
+	f := newFixture(t)
+	f.dobjs = []*appv1.DeployObject{testobjects.NewDeployObject()}
+	_, tctx := ktesting.NewTestContext(t)
+	c := f.newController(tctx)
+	var failed atomic.Bool
+	f.kubeClient.PrependReactor("create", "services", func(core.Action) (bool, runtime.Object, error) {
+		if failed.CompareAndSwap(false, true) {
+			return true, nil, apierrors.NewInternalError(errors.New("etcd is away"))
+		}
+		return false, nil, nil
+	})
+
+	ctx := klog.NewContext(context.Background(), logger)
+	for range 2 {
+		c.queue.Add(testobjects.TestKey)
+		c.processNextWorkItem(ctx)
+	}
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	var msgs []string
+	for _, line := range lines {
+		var entry map[string]any
+		if err := json.Unmarshal([]byte(line), &entry); err != nil {
+			t.Fatalf("not a JSON line: %q", line)
+		}
+		msgs = append(msgs, fmt.Sprint(entry["msg"]))
+		if got := fmt.Sprint(entry["deployobject"]); got != testobjects.TestKey.String() {
+			t.Errorf("line %q has deployobject %q, want %q", line, got, testobjects.TestKey)
+		}
+	}
+	if !slices.Contains(msgs, "Sync failed, retrying with backoff") || !slices.Contains(msgs, "Wrote status") {
+		t.Errorf("logged %q, want the failure and the status write of the retry", msgs)
 	}
 }

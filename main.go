@@ -1,6 +1,3 @@
-// Command deployobject-controller keeps a Deployment and a Service in line
-// with every DeployObject (app.deployobject.dev/v1) and reports their state in
-// the DeployObject's status.
 package main
 
 import (
@@ -10,13 +7,11 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
-	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
-	"k8s.io/client-go/discovery"
 	coreinformers "k8s.io/client-go/informers/core/v1"
 	"k8s.io/client-go/kubernetes"
 	kubescheme "k8s.io/client-go/kubernetes/scheme"
@@ -25,38 +20,44 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/client-go/tools/record"
-	"k8s.io/client-go/util/flowcontrol"
 	logsapi "k8s.io/component-base/logs/api/v1"
-	_ "k8s.io/component-base/logs/json/register" // --logging-format=json
+	_ "k8s.io/component-base/logs/json/register"
 	"k8s.io/klog/v2"
 	gatewayclient "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned"
 
+	caches "deployobject.dev/controller/pkg/caches"
+	children "deployobject.dev/controller/pkg/children"
+	clients "deployobject.dev/controller/pkg/clients"
 	clientset "deployobject.dev/controller/pkg/generated/clientset/versioned"
 	appscheme "deployobject.dev/controller/pkg/generated/clientset/versioned/scheme"
+	leaderelection "deployobject.dev/controller/pkg/leaderelection"
+	"deployobject.dev/controller/pkg/metrics"
+	options "deployobject.dev/controller/pkg/options"
+	server "deployobject.dev/controller/pkg/server"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
 var version = "dev"
 
 func main() {
-	opts, sections, err := parseFlags(os.Args[1:])
+	opts, sections, err := options.Parse(os.Args[1:])
 	switch {
 	case err != nil:
 		fmt.Fprintf(os.Stderr, "Error: %v\nRun '%s --help' for usage.\n", err, os.Args[0])
 		os.Exit(2)
-	case opts.help:
-		printUsage(os.Stdout, sections)
+	case opts.Help:
+		options.PrintUsage(os.Stdout, sections)
 		return
-	case opts.showVersion:
+	case opts.ShowVersion:
 		fmt.Println(version)
 		return
 	}
-	if err := opts.validate(); err != nil {
+	if err := opts.Validate(); err != nil {
 		fmt.Fprintln(os.Stderr, "invalid flags:", err)
 		os.Exit(2)
 	}
 	// Before anything logs: the format applies to every line.
-	if err := logsapi.ValidateAndApply(opts.logs, opts.features); err != nil {
+	if err := logsapi.ValidateAndApply(opts.Logs, opts.Features); err != nil {
 		fmt.Fprintln(os.Stderr, "invalid logging flags:", err)
 		os.Exit(2)
 	}
@@ -84,15 +85,15 @@ func signalContext() context.Context {
 	return ctx
 }
 
-func run(ctx context.Context, opts *options) error {
+func run(ctx context.Context, opts *options.Options) error {
 	logger := klog.FromContext(ctx)
-	logger.Info("Starting", "version", version, "namespace", namespaceOrAll(opts.namespace), "workers", opts.workers, "trackSecrets", opts.trackSecrets)
+	logger.Info("Starting", "version", version, "namespace", namespaceOrAll(opts.Namespace), "workers", opts.Workers, "trackSecrets", opts.TrackSecrets)
 
 	cfg, inCluster, err := restConfig(opts)
 	if err != nil {
 		return err
 	}
-	kubeClient, err := kubernetes.NewForConfig(builtInConfig(cfg, opts.contentType))
+	kubeClient, err := kubernetes.NewForConfig(clients.BuiltIn(cfg, opts.ContentType))
 	if err != nil {
 		return fmt.Errorf("creating Kubernetes client: %w", err)
 	}
@@ -107,7 +108,7 @@ func run(ctx context.Context, opts *options) error {
 	}
 
 	registry := prometheus.NewRegistry()
-	metrics := registerMetrics(registry)
+	controllerMetrics := metrics.Register(registry)
 
 	scheme := runtime.NewScheme()
 	utilruntime.Must(kubescheme.AddToScheme(scheme))
@@ -118,15 +119,15 @@ func run(ctx context.Context, opts *options) error {
 	broadcaster.StartStructuredLogging(3)
 	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: kubeClient.CoreV1().Events("")})
 	defer broadcaster.Shutdown()
-	recorder := broadcaster.NewRecorder(scheme, corev1.EventSource{Component: controllerName})
+	recorder := broadcaster.NewRecorder(scheme, corev1.EventSource{Component: children.ControllerName})
 
-	informerName, err := cache.NewInformerName(controllerName)
+	informerName, err := cache.NewInformerName(children.ControllerName)
 	if err != nil {
 		return fmt.Errorf("naming the informers: %w", err)
 	}
 	defer informerName.Release()
-	dobjFactory, childFactory := newInformerFactories(kubeClient, client, opts.namespace, opts.resyncPeriod, namedInformers{informerName, metrics.informers})
-	registerConfigInformers(childFactory, opts.namespace, opts.trackSecrets, namedInformers{informerName, metrics.informers})
+	dobjFactory, childFactory := caches.NewInformerFactories(kubeClient, client, opts.Namespace, opts.ResyncPeriod, caches.NamedInformers{Name: informerName, Metrics: controllerMetrics.Informers})
+	caches.RegisterConfigInformers(childFactory, opts.Namespace, opts.TrackSecrets, caches.NamedInformers{Name: informerName, Metrics: controllerMetrics.Informers})
 
 	controller, err := NewController(ctx, kubeClient, client,
 		dobjFactory.App().V1().DeployObjects(),
@@ -135,29 +136,29 @@ func run(ctx context.Context, opts *options) error {
 		childFactory.Policy().V1().PodDisruptionBudgets(),
 		childFactory.Autoscaling().V2().HorizontalPodAutoscalers(),
 		childFactory.Networking().V1().Ingresses(),
-		&gatewayRoutes{
-			client:    gatewayClient,
-			discovery: kubeClient.Discovery(),
-			recheck:   gatewayAPIRecheck,
-			informer: func() (cache.SharedIndexInformer, error) {
-				return newHTTPRouteInformer(gatewayClient, opts.namespace, namedInformers{informerName, metrics.informers})
+		&caches.GatewayRoutes{
+			Client:    gatewayClient,
+			Discovery: kubeClient.Discovery(),
+			Recheck:   caches.GatewayAPIRecheck,
+			Informer: func() (cache.SharedIndexInformer, error) {
+				return caches.NewHTTPRouteInformer(gatewayClient, opts.Namespace, caches.NamedInformers{Name: informerName, Metrics: controllerMetrics.Informers})
 			},
 		},
-		recorder, metrics.reconcile)
+		recorder, controllerMetrics.Reconcile)
 	if err != nil {
 		return err
 	}
-	controller.shutdownGrace = opts.shutdownGrace
-	controller.childBatchPeriod = opts.childBatch
-	controller.podSecurity = opts.podSecurity
+	controller.shutdownGrace = opts.ShutdownGrace
+	controller.childBatchPeriod = opts.ChildBatch
+	controller.podSecurity = opts.PodSecurity
 	var secrets coreinformers.SecretInformer
-	if opts.trackSecrets {
+	if opts.TrackSecrets {
 		secrets = childFactory.Core().V1().Secrets()
 	}
-	if err := controller.trackConfig(ctx, dobjFactory.App().V1().DeployObjects(), childFactory.Core().V1().ConfigMaps(), secrets, opts.maxConfigRollouts, opts.configRolloutDelay); err != nil {
+	if err := controller.trackConfig(ctx, dobjFactory.App().V1().DeployObjects(), childFactory.Core().V1().ConfigMaps(), secrets, opts.MaxConfigRollouts, opts.ConfigRolloutDelay); err != nil {
 		return err
 	}
-	registry.MustRegister(newRolloutCollector(controller.config.limiter))
+	registry.MustRegister(metrics.NewRolloutCollector(controller.config.Limiter))
 
 	// Every replica fills its caches, leader or not, so that a new leader
 	// starts working at once.
@@ -171,36 +172,36 @@ func run(ctx context.Context, opts *options) error {
 
 	// Lease renewal has a client of its own, so that a busy reconcile loop
 	// cannot delay it.
-	leaseClient, err := kubernetes.NewForConfig(builtInConfig(leaderElectionConfig(cfg, opts.renewDeadline), opts.contentType))
+	leaseClient, err := kubernetes.NewForConfig(clients.BuiltIn(clients.LeaderElection(cfg, opts.RenewDeadline), opts.ContentType))
 	if err != nil {
 		return fmt.Errorf("creating the leader election client: %w", err)
 	}
-	elector, err := newLeaderElector(opts, inCluster, leaseClient)
+	elector, err := leaderelection.New(opts, inCluster, leaseClient)
 	if err != nil {
 		return err
 	}
-	apiServerReady, err := newAPIServerReadiness(cfg)
+	apiServerReady, err := server.NewAPIServerReadiness(cfg)
 	if err != nil {
 		return err
 	}
-	secure, err := newSecureMetrics(opts, kubeClient)
+	secure, err := server.NewSecureMetrics(opts, kubeClient)
 	if err != nil {
 		return err
 	}
-	servers, err := startServers(ctx, opts, registry, secure, elector, controller.cachesSynced, apiServerReady)
+	servers, err := server.Start(ctx, opts, registry, secure, elector, controller.cachesSynced, apiServerReady)
 	if err != nil {
 		return err
 	}
-	defer servers.shutdown(logger)
+	defer servers.Shutdown(logger)
 
 	if elector == nil {
-		metrics.leader.Set(1)
-		return controller.Run(ctx, context.WithoutCancel(ctx), opts.workers)
+		controllerMetrics.Leader.Set(1)
+		return controller.Run(ctx, context.WithoutCancel(ctx), opts.Workers)
 	}
-	err = runAsLeader(ctx, elector, metrics, func(ctx, writes context.Context) error {
-		return controller.Run(ctx, writes, opts.workers)
+	err = leaderelection.Run(ctx, elector, controllerMetrics, func(ctx, writes context.Context) error {
+		return controller.Run(ctx, writes, opts.Workers)
 	})
-	if errors.Is(err, errLeaseLost) {
+	if errors.Is(err, leaderelection.ErrLeaseLost) {
 		// At once: the deferred shutdowns would wait for the informers,
 		// which run until a signal.
 		klog.FlushAndExit(klog.ExitFlushTimeout, 1)
@@ -208,68 +209,16 @@ func run(ctx context.Context, opts *options) error {
 	return err
 }
 
-func restConfig(opts *options) (*rest.Config, bool, error) {
-	inCluster := opts.kubeconfig == "" && opts.master == ""
-	cfg, err := clientcmd.BuildConfigFromFlags(opts.master, opts.kubeconfig)
+func restConfig(opts *options.Options) (*rest.Config, bool, error) {
+	inCluster := opts.Kubeconfig == "" && opts.Master == ""
+	cfg, err := clientcmd.BuildConfigFromFlags(opts.Master, opts.Kubeconfig)
 	if err != nil {
 		return nil, false, fmt.Errorf("building client configuration: %w", err)
 	}
-	cfg.QPS = opts.qps
-	cfg.Burst = opts.burst
-	cfg.UserAgent = fmt.Sprintf("%s/%s", controllerName, version)
+	cfg.QPS = opts.QPS
+	cfg.Burst = opts.Burst
+	cfg.UserAgent = fmt.Sprintf("%s/%s", children.ControllerName, version)
 	return cfg, inCluster, nil
-}
-
-const (
-	contentTypeProtobuf = "application/vnd.kubernetes.protobuf"
-	contentTypeJSON     = "application/json"
-)
-
-// builtInConfig is cfg for clients of built-in kinds, which speak
-// contentType. The content type is set even when it is protobuf, which
-// client-go's generated clients would pick by themselves: an explicit
-// JSON would otherwise be the only way the flag showed, and the choice
-// would depend on client-go's version. Protobuf answers still fall back to
-// JSON for a kind that has no protobuf form.
-func builtInConfig(cfg *rest.Config, contentType string) *rest.Config {
-	c := rest.CopyConfig(cfg)
-	c.ContentType = contentType
-	if contentType == contentTypeProtobuf {
-		c.AcceptContentTypes = contentTypeProtobuf + "," + contentTypeJSON
-	}
-	return c
-}
-
-// dedicatedConfig is cfg for a client of its own: requests of the
-// controller's clients never hold it back, and each of its requests gives
-// up after timeout.
-func dedicatedConfig(cfg *rest.Config, name string, timeout time.Duration) *rest.Config {
-	c := rest.CopyConfig(cfg)
-	// client-go's default limits are plenty for a few requests per second.
-	c.RateLimiter = flowcontrol.NewTokenBucketRateLimiter(rest.DefaultQPS, rest.DefaultBurst)
-	c.Timeout = timeout
-	return rest.AddUserAgent(c, name)
-}
-
-// leaderElectionConfig is the configuration of the lease's client. A request
-// gives up after half the renew deadline, so that one request stuck on a
-// dead connection leaves time to retry before the lease is given up.
-func leaderElectionConfig(cfg *rest.Config, renewDeadline time.Duration) *rest.Config {
-	return dedicatedConfig(cfg, "leader-election", renewDeadline/2)
-}
-
-// newAPIServerReadiness checks the API server's /readyz (readable by anyone
-// authenticated) for the controller's /readyz. It has its own client, and
-// asks at most once a second however often it is probed.
-func newAPIServerReadiness(cfg *rest.Config) (func(context.Context) error, error) {
-	client, err := discovery.NewDiscoveryClientForConfig(dedicatedConfig(cfg, "readyz", 2*time.Second))
-	if err != nil {
-		return nil, fmt.Errorf("creating the readiness client: %w", err)
-	}
-	c := &cachedCheck{period: time.Second, check: func(ctx context.Context) error {
-		return client.RESTClient().Get().AbsPath("/readyz").Do(ctx).Error()
-	}}
-	return c.run, nil
 }
 
 func namespaceOrAll(ns string) string {

@@ -1,0 +1,162 @@
+package caches
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/watch"
+	kubeinformers "k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+	gatewayclient "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned"
+
+	appv1 "deployobject.dev/controller/pkg/apis/app/v1"
+	children "deployobject.dev/controller/pkg/children"
+	clientset "deployobject.dev/controller/pkg/generated/clientset/versioned"
+	informers "deployobject.dev/controller/pkg/generated/informers/externalversions"
+)
+
+// newInformerFactories returns the factories of the controller's informers,
+// which decide what the caches hold: every DeployObject in the watched
+// namespaces, resynced every resync period; only the children (Deployments,
+// Services, PodDisruptionBudgets, HorizontalPodAutoscalers, Ingresses) that carry the
+// controller's managed-by label, never resynced (the handlers drop child
+// resyncs anyway); all trimmed by transformObject. A kind no DeployObject
+// asks for costs an empty cache and one watch, nothing per DeployObject.
+//
+// The informers are registered here without the namespace index that the
+// generated ones add: the controller only ever reads by key, and at 10,000
+// DeployObjects dropping them saved about 3 MiB of heap in use. The one
+// index it needs, of DeployObjects by the ConfigMaps and Secrets their pods
+// use, is added by trackConfig. The typed
+// accessors (Deployments(), Services(), PodDisruptionBudgets(),
+// HorizontalPodAutoscalers(), Ingresses(), DeployObjects()) return these.
+//
+// Each informer carries id's name, under which client-go reports its
+// metrics (see namedInformers).
+func NewInformerFactories(kubeClient kubernetes.Interface, client clientset.Interface, namespace string, resync time.Duration, id NamedInformers) (informers.SharedInformerFactory, kubeinformers.SharedInformerFactory) {
+	dobjFactory := informers.NewSharedInformerFactoryWithOptions(client, resync,
+		informers.WithNamespace(namespace),
+		informers.WithTransform(Transform))
+	dobjFactory.InformerFor(&appv1.DeployObject{}, func(c clientset.Interface, resync time.Duration) cache.SharedIndexInformer {
+		l := c.AppV1().DeployObjects(namespace)
+		return id.informer(c, &appv1.DeployObject{}, appv1.SchemeGroupVersion.WithResource("deployobjects"), resync, listWatch(l.List, l.Watch, nil))
+	})
+
+	childFactory := kubeinformers.NewSharedInformerFactoryWithOptions(kubeClient, 0,
+		kubeinformers.WithNamespace(namespace),
+		kubeinformers.WithTransform(Transform))
+	childFactory.InformerFor(&appsv1.Deployment{}, func(c kubernetes.Interface, resync time.Duration) cache.SharedIndexInformer {
+		l := c.AppsV1().Deployments(namespace)
+		return id.informer(c, &appsv1.Deployment{}, appsv1.SchemeGroupVersion.WithResource("deployments"), resync, listWatch(l.List, l.Watch, managedOnly))
+	})
+	childFactory.InformerFor(&corev1.Service{}, func(c kubernetes.Interface, resync time.Duration) cache.SharedIndexInformer {
+		l := c.CoreV1().Services(namespace)
+		return id.informer(c, &corev1.Service{}, corev1.SchemeGroupVersion.WithResource("services"), resync, listWatch(l.List, l.Watch, managedOnly))
+	})
+	childFactory.InformerFor(&policyv1.PodDisruptionBudget{}, func(c kubernetes.Interface, resync time.Duration) cache.SharedIndexInformer {
+		l := c.PolicyV1().PodDisruptionBudgets(namespace)
+		return id.informer(c, &policyv1.PodDisruptionBudget{}, policyv1.SchemeGroupVersion.WithResource("poddisruptionbudgets"), resync, listWatch(l.List, l.Watch, managedOnly))
+	})
+	childFactory.InformerFor(&autoscalingv2.HorizontalPodAutoscaler{}, func(c kubernetes.Interface, resync time.Duration) cache.SharedIndexInformer {
+		l := c.AutoscalingV2().HorizontalPodAutoscalers(namespace)
+		return id.informer(c, &autoscalingv2.HorizontalPodAutoscaler{}, autoscalingv2.SchemeGroupVersion.WithResource("horizontalpodautoscalers"), resync, listWatch(l.List, l.Watch, managedOnly))
+	})
+	childFactory.InformerFor(&networkingv1.Ingress{}, func(c kubernetes.Interface, resync time.Duration) cache.SharedIndexInformer {
+		l := c.NetworkingV1().Ingresses(namespace)
+		return id.informer(c, &networkingv1.Ingress{}, networkingv1.SchemeGroupVersion.WithResource("ingresses"), resync, listWatch(l.List, l.Watch, managedOnly))
+	})
+	return dobjFactory, childFactory
+}
+
+// managedOnly restricts a child informer's list and watch to objects with
+// the managed-by label.
+func managedOnly(o *metav1.ListOptions) {
+	o.LabelSelector = labels.Set{children.ManagedByLabel: children.ManagedByValue}.String()
+}
+
+// newHTTPRouteInformer is the informer of HTTPRoutes, built as the child
+// informers of newInformerFactories are: labelled objects only, trimmed,
+// never resynced, without indexes. It is not in a factory, because it is
+// started only once the cluster serves HTTPRoutes (see gatewayRoutes).
+func NewHTTPRouteInformer(client gatewayclient.Interface, namespace string, id NamedInformers) (cache.SharedIndexInformer, error) {
+	l := client.GatewayV1().HTTPRoutes(namespace)
+	inf := id.informer(client, &gatewayv1.HTTPRoute{}, gatewayv1.SchemeGroupVersion.WithResource("httproutes"), 0, listWatch(l.List, l.Watch, managedOnly))
+	if err := inf.SetTransform(Transform); err != nil {
+		return nil, fmt.Errorf("setting the HTTPRoute informer's transform: %w", err)
+	}
+	return inf, nil
+}
+
+// namedInformers gives informers a name and a metrics provider, for
+// client-go's informer metrics: informer_queued_items and
+// informer_processing_latency_seconds need the name, and
+// informer_store_resource_version also needs the provider passed to the
+// informer (client-go v0.36 gives a store no metrics from the global
+// provider). The generated constructors take the name but not the
+// provider, so the informers are built here as they build them.
+type NamedInformers struct {
+	Name    *cache.InformerName
+	Metrics cache.InformerMetricsProvider
+}
+
+// informer is what the generated NewXInformerWithOptions return, without
+// indexes, with n's name and metrics provider. client is the clientset the
+// list and watch go through, which tells whether it supports watch lists.
+func (n NamedInformers) informer(client any, example runtime.Object, gvr schema.GroupVersionResource, resync time.Duration, lw *cache.ListWatch) cache.SharedIndexInformer {
+	return cache.NewSharedIndexInformerWithOptions(cache.ToListWatcherWithWatchListSemantics(lw, client), example, cache.SharedIndexInformerOptions{
+		ResyncPeriod:            resync,
+		Indexers:                cache.Indexers{},
+		Identifier:              n.Name.WithResource(gvr),
+		InformerMetricsProvider: n.Metrics,
+	})
+}
+
+// listWatch lists and watches with a typed client's List and Watch, with
+// the options tweak changes.
+func listWatch[L runtime.Object](list func(context.Context, metav1.ListOptions) (L, error), watchFn func(context.Context, metav1.ListOptions) (watch.Interface, error), tweak func(*metav1.ListOptions)) *cache.ListWatch {
+	tweaked := func(o metav1.ListOptions) metav1.ListOptions {
+		if tweak != nil {
+			tweak(&o)
+		}
+		return o
+	}
+	return &cache.ListWatch{
+		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+			return list(ctx, tweaked(o))
+		},
+		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+			return watchFn(ctx, tweaked(o))
+		},
+	}
+}
+
+// registerConfigInformers adds to childFactory the ConfigMap informer and,
+// with secrets (--track-secrets), the Secret informer. Unlike the children,
+// they watch every object of the watched namespaces: a DeployObject may
+// use any ConfigMap. What they cache is per-key hashes of the values (see
+// slimConfigMap), so unrelated objects cost little memory and no value is
+// ever held. The typed accessors ConfigMaps() and Secrets() return these.
+func RegisterConfigInformers(childFactory kubeinformers.SharedInformerFactory, namespace string, secrets bool, id NamedInformers) {
+	childFactory.InformerFor(&corev1.ConfigMap{}, func(c kubernetes.Interface, resync time.Duration) cache.SharedIndexInformer {
+		l := c.CoreV1().ConfigMaps(namespace)
+		return id.informer(c, &corev1.ConfigMap{}, corev1.SchemeGroupVersion.WithResource("configmaps"), resync, listWatch(l.List, l.Watch, nil))
+	})
+	if secrets {
+		childFactory.InformerFor(&corev1.Secret{}, func(c kubernetes.Interface, resync time.Duration) cache.SharedIndexInformer {
+			l := c.CoreV1().Secrets(namespace)
+			return id.informer(c, &corev1.Secret{}, corev1.SchemeGroupVersion.WithResource("secrets"), resync, listWatch(l.List, l.Watch, nil))
+		})
+	}
+}

@@ -1,0 +1,34 @@
+package children
+
+import (
+	"unicode/utf8"
+)
+
+// reasonOr is reason, or fallback when another controller left it empty: a
+// condition the controller writes must have one.
+func reasonOr(reason, fallback string) string {
+	if reason == "" {
+		return fallback
+	}
+	return reason
+}
+
+// maxConditionMessage bounds the messages the controller writes, far below
+// the 32768 characters the Condition schema allows: an error can quote
+// rejected values at length, and a message over the limit would make the
+// status write itself invalid.
+const MaxConditionMessage = 4096
+
+// boundMessage cuts s to at most maxConditionMessage bytes, on a character
+// boundary, marking the cut.
+func BoundMessage(s string) string {
+	const mark = " [truncated]"
+	if len(s) <= MaxConditionMessage {
+		return s
+	}
+	s = s[:MaxConditionMessage-len(mark)]
+	for !utf8.ValidString(s) {
+		s = s[:len(s)-1]
+	}
+	return s + mark
+}

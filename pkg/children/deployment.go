@@ -1,0 +1,253 @@
+package children
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/client-go/util/csaupgrade"
+
+	appv1 "deployobject.dev/controller/pkg/apis/app/v1"
+)
+
+// The Deployment: what the controller asks of it, how it judges the live one
+// in line, the body of its server-side apply, and what the cache keeps.
+//
+// The controller owns the fields the spec sets, and only those. It creates
+// the Deployment with a create request, which fails if anything of that
+// name exists, so that it never takes over a foreign object; afterwards it
+// brings the Deployment in line with server-side apply, so that the API
+// server, which records in managedFields which fields the controller set,
+// removes those the spec no longer sets and keeps everyone else's
+// (annotations, `kubectl rollout restart`, containers others add).
+//
+// Deciding whether to write needs no model of the server's defaulting: a
+// live Deployment is in line when it holds every value desired sets
+// (covers) and desired is the one last applied, which status.deploymentHash
+// records. A spec change that only removes a field changes the hash.
+
+// desiredDeployment is the Deployment dobj asks for, holding only the
+// fields the spec sets.
+func DesiredDeployment(dobj *appv1.DeployObject, profile PodSecurityProfile) *appsv1.Deployment {
+	replicas := int32(1)
+	if dobj.Spec.Replicas != nil {
+		replicas = *dobj.Spec.Replicas
+	}
+	return &appsv1.Deployment{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"},
+		ObjectMeta: childMeta(dobj),
+		Spec: appsv1.DeploymentSpec{
+			Replicas:                &replicas,
+			Selector:                &metav1.LabelSelector{MatchLabels: SelectorLabels(dobj)},
+			Template:                DesiredPodTemplate(dobj, profile),
+			Strategy:                derefCopy(dobj.Spec.Strategy),
+			MinReadySeconds:         dobj.Spec.MinReadySeconds,
+			ProgressDeadlineSeconds: copyPtr(dobj.Spec.ProgressDeadlineSeconds),
+			RevisionHistoryLimit:    copyPtr(dobj.Spec.RevisionHistoryLimit),
+		},
+	}
+}
+
+func derefCopy(s *appsv1.DeploymentStrategy) appsv1.DeploymentStrategy {
+	if s == nil {
+		return appsv1.DeploymentStrategy{}
+	}
+	return *s.DeepCopy()
+}
+
+// deploymentInSync reports whether live holds every value desired sets. The
+// selector is not compared: it is immutable and made from the name.
+func DeploymentInSync(live, desired *appsv1.Deployment) bool {
+	if !HasLabels(live.Labels, desired.Labels) ||
+		live.Spec.Replicas == nil || *live.Spec.Replicas != *desired.Spec.Replicas {
+		return false
+	}
+	want := desired.Spec
+	want.Replicas, want.Selector = nil, nil
+	return Covers(live.Spec, want)
+}
+
+// deploymentHash identifies desired apart from its owner, so that a
+// Deployment orphaned by one DeployObject is found in line by the next one of
+// the same spec. The controller records it in the status once the Deployment
+// is in line, and applies again when it changes.
+func deploymentHash(desired *appsv1.Deployment) (string, error) {
+	d := *desired
+	d.OwnerReferences, d.Annotations = nil, nil
+	hash, err := hashOf(&d)
+	if err != nil {
+		return "", fmt.Errorf("hashing the desired Deployment: %w", err)
+	}
+	return hash, nil
+}
+
+// stampedDeployment is desired with its hash: in the annotation the
+// Deployment carries, and returned for the status.
+func StampedDeployment(desired *appsv1.Deployment) (*appsv1.Deployment, string, error) {
+	hash, err := deploymentHash(desired)
+	if err != nil {
+		return nil, "", err
+	}
+	desired.Annotations = map[string]string{appv1.AnnotationDeploymentHash: hash}
+	return desired, hash, nil
+}
+
+// deploymentApplied reports whether live is in line with desired, whose
+// hash is hash: it holds every value desired sets, and desired is what was
+// last applied, as recorded in the status (lastHash) or, on a Deployment
+// read from the API server rather than the cache, in its annotation.
+func DeploymentApplied(live, desired *appsv1.Deployment, hash, lastHash string) bool {
+	return (lastHash == hash || live.Annotations[appv1.AnnotationDeploymentHash] == hash) && DeploymentInSync(live, desired)
+}
+
+// deploymentApplyBody is the server-side apply request that makes the
+// controller's fields of the Deployment those of desired, on condition that
+// the Deployment is still at resourceVersion: had it been replaced
+// meanwhile, by anyone, the request fails with a conflict rather than
+// taking over the new object's fields.
+func deploymentApplyBody(desired *appsv1.Deployment, resourceVersion string) ([]byte, error) {
+	obj, err := applyFields(desired)
+	if err != nil {
+		return nil, fmt.Errorf("building the Deployment's apply request: %w", err)
+	}
+	obj["metadata"].(map[string]any)["resourceVersion"] = resourceVersion
+	data, err := json.Marshal(obj)
+	if err != nil {
+		return nil, fmt.Errorf("building the Deployment's apply request: %w", err)
+	}
+	return data, nil
+}
+
+// applyFields is obj as JSON, without what a typed object writes for fields
+// it does not set: nulls, a status, and empty structs such as strategy: {}
+// and resources: {}. The controller would otherwise claim them in
+// managedFields. An empty emptyDir is a value and stays.
+func applyFields(obj any) (map[string]any, error) {
+	data, err := json.Marshal(obj)
+	if err != nil {
+		return nil, err
+	}
+	var out map[string]any
+	if err := json.Unmarshal(data, &out); err != nil {
+		return nil, err
+	}
+	delete(out, "status")
+	pruneUnset(out)
+	return out, nil
+}
+
+func pruneUnset(m map[string]any) {
+	for k, v := range m {
+		switch v := v.(type) {
+		case nil:
+			delete(m, k)
+		case map[string]any:
+			pruneUnset(v)
+			if len(v) == 0 && k != "emptyDir" {
+				delete(m, k)
+			}
+		case []any:
+			for _, e := range v {
+				if em, ok := e.(map[string]any); ok {
+					pruneUnset(em)
+				}
+			}
+		}
+	}
+}
+
+// The cache keeps of a Deployment, packed (see packed.go), the fields
+// deploymentInSync compares and the status readyCondition reads.
+func SlimDeployment(d *appsv1.Deployment) *appsv1.Deployment {
+	d.ObjectMeta = SlimMeta(d.ObjectMeta)
+	spec := d.Spec
+	d.Spec = appsv1.DeploymentSpec{
+		Replicas:                spec.Replicas,
+		Paused:                  spec.Paused,
+		Strategy:                spec.Strategy,
+		MinReadySeconds:         spec.MinReadySeconds,
+		ProgressDeadlineSeconds: spec.ProgressDeadlineSeconds,
+		RevisionHistoryLimit:    spec.RevisionHistoryLimit,
+		Template: corev1.PodTemplateSpec{
+			ObjectMeta: metav1.ObjectMeta{Labels: spec.Template.Labels, Annotations: spec.Template.Annotations},
+			Spec:       slimPodSpec(spec.Template.Spec),
+		},
+	}
+	d.Status = appsv1.DeploymentStatus{
+		ObservedGeneration: d.Status.ObservedGeneration,
+		Replicas:           d.Status.Replicas,
+		UpdatedReplicas:    d.Status.UpdatedReplicas,
+		ReadyReplicas:      d.Status.ReadyReplicas,
+		AvailableReplicas:  d.Status.AvailableReplicas,
+		Conditions:         readConditions(d.Status.Conditions),
+	}
+	return d
+}
+
+// slimPodSpec keeps the fields a DeployObject can set.
+func slimPodSpec(p corev1.PodSpec) corev1.PodSpec {
+	return corev1.PodSpec{
+		Volumes:                       p.Volumes,
+		InitContainers:                p.InitContainers,
+		Containers:                    p.Containers,
+		TerminationGracePeriodSeconds: p.TerminationGracePeriodSeconds,
+		NodeSelector:                  p.NodeSelector,
+		ServiceAccountName:            p.ServiceAccountName,
+		DeprecatedServiceAccount:      p.DeprecatedServiceAccount,
+		AutomountServiceAccountToken:  p.AutomountServiceAccountToken,
+		SecurityContext:               p.SecurityContext,
+		ImagePullSecrets:              p.ImagePullSecrets,
+		Affinity:                      p.Affinity,
+		Tolerations:                   p.Tolerations,
+		PriorityClassName:             p.PriorityClassName,
+		TopologySpreadConstraints:     p.TopologySpreadConstraints,
+	}
+}
+
+// readConditions keeps the conditions readyCondition reads, and only while
+// they say something is wrong: ReplicaFailure when True, Progressing when
+// False. Most Deployments keep none.
+func readConditions(conds []appsv1.DeploymentCondition) []appsv1.DeploymentCondition {
+	var kept []appsv1.DeploymentCondition
+	for _, c := range conds {
+		if (c.Type == appsv1.DeploymentReplicaFailure && c.Status == corev1.ConditionTrue) ||
+			(c.Type == appsv1.DeploymentProgressing && c.Status == corev1.ConditionFalse) {
+			kept = append(kept, appsv1.DeploymentCondition{Type: c.Type, Status: c.Status, Reason: c.Reason, Message: c.Message})
+		}
+	}
+	return kept
+}
+
+// deploymentWriter is the part of the Deployments client applyDeployment
+// uses.
+type deploymentWriter interface {
+	Patch(ctx context.Context, name string, pt types.PatchType, data []byte, opts metav1.PatchOptions, subresources ...string) (*appsv1.Deployment, error)
+}
+
+// applyDeployment brings live in line with desired by server-side apply,
+// at live's resourceVersion. The controller creates Deployments with a
+// create request, which records its fields as set by an update; they are
+// first moved to its apply entry in managedFields, once per Deployment, so
+// that a field the spec no longer sets is removed rather than kept as the
+// create's.
+func ApplyDeployment(ctx context.Context, deployments deploymentWriter, live, desired *appsv1.Deployment) (*appsv1.Deployment, error) {
+	migration, err := csaupgrade.UpgradeManagedFieldsPatch(live, sets.New(FieldManager), FieldManager)
+	if err != nil {
+		return nil, fmt.Errorf("moving the fields of the create to server-side apply: %w", err)
+	}
+	if migration != nil {
+		if live, err = deployments.Patch(ctx, live.Name, types.JSONPatchType, migration, metav1.PatchOptions{}); err != nil {
+			return nil, fmt.Errorf("moving the fields of the create to server-side apply: %w", err)
+		}
+	}
+	body, err := deploymentApplyBody(desired, live.ResourceVersion)
+	if err != nil {
+		return nil, err
+	}
+	return deployments.Patch(ctx, live.Name, types.ApplyPatchType, body, metav1.PatchOptions{FieldManager: FieldManager, Force: PtrTo(true)})
+}

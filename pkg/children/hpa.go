@@ -1,0 +1,183 @@
+package children
+
+import (
+	"fmt"
+
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	appv1 "deployobject.dev/controller/pkg/apis/app/v1"
+)
+
+// The HorizontalPodAutoscaler: what the controller asks of it, how a live one
+// is judged in line, what the cache keeps, and how it is reported. It exists
+// only while spec.autoscaling is set.
+//
+// It scales the DeployObject itself, through the scale subresource, not the
+// Deployment: it writes spec.replicas, and the controller passes
+// spec.replicas on to the Deployment as it always does. There is one truth
+// for the number of replicas, `kubectl get dobj` shows the autoscaled one,
+// and the controller never undoes the autoscaler's decision, because that
+// decision is the spec.
+//
+// The controller owns the whole spec of the HorizontalPodAutoscaler and its
+// labels. The API server fills defaults into a scaling behavior (policies,
+// select policy, stabilization windows), so a live autoscaler is in line
+// when it holds every value the desired one sets (covers) and carries the
+// hash of the desired spec, which tells a spec that stopped setting a field
+// apart from a default. Writes are updates that replace the spec.
+
+const KindHPA = "HorizontalPodAutoscaler"
+
+func WantsAutoscaling(dobj *appv1.DeployObject) bool {
+	return dobj.Spec.Autoscaling != nil
+}
+
+// desiredHPA is the HorizontalPodAutoscaler dobj asks for, stamped with the
+// hash of its spec; nil when dobj asks for none.
+func DesiredHPA(dobj *appv1.DeployObject) (*autoscalingv2.HorizontalPodAutoscaler, error) {
+	a := dobj.Spec.Autoscaling
+	if a == nil {
+		return nil, nil
+	}
+	minReplicas := int32(1)
+	if a.MinReplicas != nil {
+		minReplicas = *a.MinReplicas
+	}
+	var metrics []autoscalingv2.MetricSpec
+	for _, t := range []struct {
+		resource corev1.ResourceName
+		target   *int32
+	}{{corev1.ResourceCPU, a.TargetCPUUtilizationPercentage}, {corev1.ResourceMemory, a.TargetMemoryUtilizationPercentage}} {
+		if t.target == nil {
+			continue
+		}
+		metrics = append(metrics, autoscalingv2.MetricSpec{
+			Type: autoscalingv2.ResourceMetricSourceType,
+			Resource: &autoscalingv2.ResourceMetricSource{
+				Name:   t.resource,
+				Target: autoscalingv2.MetricTarget{Type: autoscalingv2.UtilizationMetricType, AverageUtilization: copyPtr(t.target)},
+			},
+		})
+	}
+	h := &autoscalingv2.HorizontalPodAutoscaler{
+		ObjectMeta: childMeta(dobj),
+		Spec: autoscalingv2.HorizontalPodAutoscalerSpec{
+			ScaleTargetRef: autoscalingv2.CrossVersionObjectReference{
+				APIVersion: appv1.SchemeGroupVersion.String(),
+				Kind:       DeployObjectKind.Kind,
+				Name:       dobj.Name,
+			},
+			MinReplicas: &minReplicas,
+			MaxReplicas: a.MaxReplicas,
+			Metrics:     metrics,
+			Behavior:    a.Behavior.DeepCopy(),
+		},
+	}
+	hash, err := hashOf(&h.Spec)
+	if err != nil {
+		return nil, fmt.Errorf("hashing the desired %s: %w", KindHPA, err)
+	}
+	h.Annotations = map[string]string{appv1.AnnotationAutoscalerHash: hash}
+	return h, nil
+}
+
+// hpaInSync reports whether live is in line with desired: it was last
+// written from the same spec, holds every value desired sets, and has no
+// behavior when desired has none (the API server adds none then).
+func HPAInSync(live, desired *autoscalingv2.HorizontalPodAutoscaler) bool {
+	return live.Annotations[appv1.AnnotationAutoscalerHash] == desired.Annotations[appv1.AnnotationAutoscalerHash] &&
+		HasLabels(live.Labels, desired.Labels) &&
+		(desired.Spec.Behavior != nil || live.Spec.Behavior == nil) &&
+		Covers(live.Spec, desired.Spec)
+}
+
+// mergeHPA returns live with desired's labels, hash and spec, and whether
+// that changed anything. When nothing changed it returns live itself.
+func MergeHPA(live, desired *autoscalingv2.HorizontalPodAutoscaler) (*autoscalingv2.HorizontalPodAutoscaler, bool) {
+	if HPAInSync(live, desired) {
+		return live, false
+	}
+	out := live.DeepCopy()
+	out.Labels = WithLabels(out.Labels, desired.Labels)
+	out.Annotations = WithLabels(out.Annotations, desired.Annotations)
+	out.Spec = *desired.Spec.DeepCopy()
+	return out, true
+}
+
+// slimHPA keeps the spec, the hash annotation hpaInSync reads, and the
+// status autoscalingCondition reads; metrics readings, which change at every
+// evaluation, are dropped.
+func SlimHPA(h *autoscalingv2.HorizontalPodAutoscaler) *autoscalingv2.HorizontalPodAutoscaler {
+	h.ObjectMeta = slimMetaKeeping(h.ObjectMeta, appv1.AnnotationAutoscalerHash)
+	kept := h.Status.Conditions[:0]
+	for _, c := range h.Status.Conditions {
+		switch c.Type {
+		case autoscalingv2.AbleToScale, autoscalingv2.ScalingActive, autoscalingv2.ScalingLimited:
+			kept = append(kept, autoscalingv2.HorizontalPodAutoscalerCondition{Type: c.Type, Status: c.Status, Reason: c.Reason, Message: c.Message})
+		}
+	}
+	clear(h.Status.Conditions[len(kept):])
+	h.Status = autoscalingv2.HorizontalPodAutoscalerStatus{
+		ObservedGeneration: h.Status.ObservedGeneration,
+		CurrentReplicas:    h.Status.CurrentReplicas,
+		DesiredReplicas:    h.Status.DesiredReplicas,
+		Conditions:         kept,
+	}
+	return h
+}
+
+// autoscalingCondition reports the HorizontalPodAutoscaler of dobj: why it
+// is missing (problem, when the sync could not make it), or whether it can
+// scale, from its own AbleToScale and ScalingActive conditions. Metric
+// readings are left out: they change at every evaluation, and each change
+// would be a status write.
+func AutoscalingCondition(dobj *appv1.DeployObject, hpa *autoscalingv2.HorizontalPodAutoscaler, problem *Problem) metav1.Condition {
+	c := metav1.Condition{Type: appv1.ConditionAutoscaling, Status: metav1.ConditionFalse, Reason: appv1.ReasonProgressing}
+	if problem != nil {
+		c.Reason, c.Message = problem.Reason, BoundMessage(problem.Message)
+		return c
+	}
+	if hpa == nil {
+		c.Message = fmt.Sprintf("%s %s does not exist yet", KindHPA, dobj.Name)
+		return c
+	}
+	able := hpaCondition(hpa, autoscalingv2.AbleToScale)
+	active := hpaCondition(hpa, autoscalingv2.ScalingActive)
+	switch {
+	case able != nil && able.Status == corev1.ConditionFalse:
+		c.Reason = reasonOr(able.Reason, "NotAbleToScale")
+		c.Message = fmt.Sprintf("%s %s cannot scale DeployObject %s: %s", KindHPA, hpa.Name, dobj.Name, able.Message)
+	case active != nil && active.Status == corev1.ConditionFalse:
+		c.Reason = reasonOr(active.Reason, "ScalingInactive")
+		c.Message = fmt.Sprintf("%s %s is not scaling: %s", KindHPA, hpa.Name, active.Message)
+	case able == nil || active == nil:
+		c.Message = fmt.Sprintf("waiting for the HorizontalPodAutoscaler controller to evaluate %s %s", KindHPA, hpa.Name)
+	default:
+		c.Status, c.Reason = metav1.ConditionTrue, reasonOr(active.Reason, "ScalingActive")
+		c.Message = fmt.Sprintf("%s %s: %d current, %d desired replicas, between %d and %d",
+			KindHPA, hpa.Name, hpa.Status.CurrentReplicas, hpa.Status.DesiredReplicas, ptrOr(hpa.Spec.MinReplicas, 1), hpa.Spec.MaxReplicas)
+		if limited := hpaCondition(hpa, autoscalingv2.ScalingLimited); limited != nil && limited.Status == corev1.ConditionTrue {
+			c.Message += "; limited: " + limited.Message
+		}
+	}
+	c.Message = BoundMessage(c.Message)
+	return c
+}
+
+func hpaCondition(h *autoscalingv2.HorizontalPodAutoscaler, t autoscalingv2.HorizontalPodAutoscalerConditionType) *autoscalingv2.HorizontalPodAutoscalerCondition {
+	for i := range h.Status.Conditions {
+		if h.Status.Conditions[i].Type == t {
+			return &h.Status.Conditions[i]
+		}
+	}
+	return nil
+}
+
+func ptrOr[T any](p *T, fallback T) T {
+	if p == nil {
+		return fallback
+	}
+	return *p
+}

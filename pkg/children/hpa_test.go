@@ -1,0 +1,188 @@
+package children_test
+
+import (
+	"strings"
+	"testing"
+
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	appv1 "deployobject.dev/controller/pkg/apis/app/v1"
+	children "deployobject.dev/controller/pkg/children"
+	testobjects "deployobject.dev/controller/pkg/testobjects"
+)
+
+func TestDesiredHPA(t *testing.T) {
+	if h := testobjects.MustDesiredHPA(testobjects.NewDeployObject()); h != nil {
+		t.Error("a HorizontalPodAutoscaler for a DeployObject that asks for none")
+	}
+	dobj := testobjects.NewDeployObject(testobjects.WithAutoscaling, func(d *appv1.DeployObject) {
+		d.Spec.Autoscaling.TargetMemoryUtilizationPercentage = ptr.To[int32](80)
+		d.Spec.Autoscaling.Behavior = &autoscalingv2.HorizontalPodAutoscalerBehavior{ScaleDown: &autoscalingv2.HPAScalingRules{StabilizationWindowSeconds: ptr.To[int32](60)}}
+	})
+	h := testobjects.MustDesiredHPA(dobj)
+	if ref := h.Spec.ScaleTargetRef; ref.APIVersion != "app.deployobject.dev/v1" || ref.Kind != "DeployObject" || ref.Name != "web" {
+		t.Errorf("scaleTargetRef = %+v, want the DeployObject itself", ref)
+	}
+	if *h.Spec.MinReplicas != 2 || h.Spec.MaxReplicas != 5 || len(h.Spec.Metrics) != 2 ||
+		h.Spec.Metrics[0].Resource.Name != corev1.ResourceCPU || *h.Spec.Metrics[0].Resource.Target.AverageUtilization != 70 ||
+		h.Spec.Metrics[1].Resource.Name != corev1.ResourceMemory || *h.Spec.Metrics[1].Resource.Target.AverageUtilization != 80 {
+		t.Errorf("spec = %+v", h.Spec)
+	}
+	if h.Spec.Behavior == dobj.Spec.Autoscaling.Behavior || *h.Spec.Behavior.ScaleDown.StabilizationWindowSeconds != 60 {
+		t.Error("the behavior is not a copy of the spec's")
+	}
+	if !metav1.IsControlledBy(h, dobj) || h.Labels[children.ManagedByLabel] != children.ManagedByValue {
+		t.Error("owner or labels missing")
+	}
+
+	noMin := testobjects.NewDeployObject(testobjects.WithAutoscaling, func(d *appv1.DeployObject) { d.Spec.Autoscaling.MinReplicas = nil })
+	if got := *testobjects.MustDesiredHPA(noMin).Spec.MinReplicas; got != 1 {
+		t.Errorf("minReplicas = %d without one in the spec, want 1", got)
+	}
+	hash := func(h *autoscalingv2.HorizontalPodAutoscaler) string {
+		return h.Annotations[appv1.AnnotationAutoscalerHash]
+	}
+	if hash(h) == "" || hash(h) == hash(testobjects.MustDesiredHPA(testobjects.NewDeployObject(testobjects.WithAutoscaling))) {
+		t.Error("the hash does not tell the specs apart")
+	}
+	other := testobjects.NewDeployObject(testobjects.WithAutoscaling, func(d *appv1.DeployObject) { d.UID = "uid-other" })
+	if hash(testobjects.MustDesiredHPA(other)) != hash(testobjects.MustDesiredHPA(testobjects.NewDeployObject(testobjects.WithAutoscaling))) {
+		t.Error("the hash depends on the owner: an orphan would not be found in line")
+	}
+}
+
+func TestHPAInSync(t *testing.T) {
+	withBehavior := func(d *appv1.DeployObject) {
+		d.Spec.Autoscaling.Behavior = &autoscalingv2.HorizontalPodAutoscalerBehavior{ScaleUp: &autoscalingv2.HPAScalingRules{StabilizationWindowSeconds: ptr.To[int32](30)}}
+	}
+	for _, tc := range []struct {
+		name   string
+		spec   []func(*appv1.DeployObject)
+		drift  func(*autoscalingv2.HorizontalPodAutoscaler)
+		change func(*appv1.DeployObject)
+		want   bool
+	}{
+		{name: "in sync", want: true},
+		{name: "behavior with the server's defaults", spec: []func(*appv1.DeployObject){withBehavior}, want: true},
+		{name: "others' label and annotation", drift: func(h *autoscalingv2.HorizontalPodAutoscaler) {
+			h.Labels["team"] = "a"
+			h.Annotations["note"] = "x"
+		}, want: true},
+		{name: "maxReplicas edited", drift: func(h *autoscalingv2.HorizontalPodAutoscaler) { h.Spec.MaxReplicas = 50 }},
+		{name: "retargeted at the Deployment", drift: func(h *autoscalingv2.HorizontalPodAutoscaler) {
+			h.Spec.ScaleTargetRef = autoscalingv2.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "web"}
+		}},
+		{name: "a metric added", drift: func(h *autoscalingv2.HorizontalPodAutoscaler) {
+			h.Spec.Metrics = append(h.Spec.Metrics, h.Spec.Metrics[0])
+		}},
+		{name: "a behavior added by hand", drift: func(h *autoscalingv2.HorizontalPodAutoscaler) {
+			h.Spec.Behavior = &autoscalingv2.HorizontalPodAutoscalerBehavior{}
+		}},
+		{name: "label removed", drift: func(h *autoscalingv2.HorizontalPodAutoscaler) { delete(h.Labels, children.NameLabel) }},
+		{name: "hash missing", drift: func(h *autoscalingv2.HorizontalPodAutoscaler) { h.Annotations = nil }},
+		{name: "target changed", change: func(d *appv1.DeployObject) { d.Spec.Autoscaling.TargetCPUUtilizationPercentage = ptr.To[int32](50) }},
+		{name: "memory target added", change: func(d *appv1.DeployObject) { d.Spec.Autoscaling.TargetMemoryUtilizationPercentage = ptr.To[int32](50) }},
+		// The live behavior still covers the desired one: only the hash
+		// tells that the spec stopped setting scaleUp.
+		{name: "behavior removed from the spec", spec: []func(*appv1.DeployObject){withBehavior}, change: func(d *appv1.DeployObject) {
+			d.Spec.Autoscaling.Behavior = &autoscalingv2.HorizontalPodAutoscalerBehavior{}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dobj := testobjects.NewDeployObject(append([]func(*appv1.DeployObject){testobjects.WithAutoscaling}, tc.spec...)...)
+			live := testobjects.LiveHPA(dobj)
+			live.Annotations["kubectl.kubernetes.io/last-applied-configuration"] = "{}"
+			if tc.drift != nil {
+				tc.drift(live)
+			}
+			if tc.change != nil {
+				tc.change(dobj)
+			}
+			desired := testobjects.MustDesiredHPA(dobj)
+			if got := children.HPAInSync(live, desired); got != tc.want {
+				t.Errorf("hpaInSync = %v, want %v", got, tc.want)
+			}
+			if got := children.HPAInSync(children.SlimHPA(live.DeepCopy()), desired); got != tc.want {
+				t.Errorf("hpaInSync of the cached copy = %v, want %v", got, tc.want)
+			}
+			merged, changed := children.MergeHPA(live, desired)
+			if changed == tc.want || !children.HPAInSync(merged, desired) {
+				t.Error("the merged HorizontalPodAutoscaler is not in line")
+			}
+			if merged.UID != live.UID || merged.Labels["team"] != live.Labels["team"] || merged.Annotations["note"] != live.Annotations["note"] {
+				t.Error("others' fields are not kept")
+			}
+		})
+	}
+}
+
+func TestSlimHPA(t *testing.T) {
+	dobj := testobjects.NewDeployObject(testobjects.WithAutoscaling)
+	full := testobjects.LiveHPA(dobj)
+	full.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "kube-controller-manager"}}
+	full.Annotations["kubectl.kubernetes.io/last-applied-configuration"] = "{}"
+	slim := children.SlimHPA(full.DeepCopy())
+	if slim.ManagedFields != nil || slim.Status.CurrentMetrics != nil || len(slim.Annotations) != 1 {
+		t.Errorf("the slim copy keeps what the controller never reads: %+v", slim)
+	}
+	if a, b := children.AutoscalingCondition(dobj, full, nil), children.AutoscalingCondition(dobj, slim, nil); a != b {
+		t.Errorf("condition: full %+v, slim %+v", a, b)
+	}
+}
+
+func TestAutoscalingCondition(t *testing.T) {
+	dobj := testobjects.NewDeployObject(testobjects.WithAutoscaling)
+	setCond := func(t autoscalingv2.HorizontalPodAutoscalerConditionType, s corev1.ConditionStatus, reason, msg string) func(*autoscalingv2.HorizontalPodAutoscaler) {
+		return func(h *autoscalingv2.HorizontalPodAutoscaler) {
+			for i := range h.Status.Conditions {
+				if h.Status.Conditions[i].Type == t {
+					h.Status.Conditions[i] = autoscalingv2.HorizontalPodAutoscalerCondition{Type: t, Status: s, Reason: reason, Message: msg}
+				}
+			}
+		}
+	}
+	for _, tc := range []struct {
+		name       string
+		missing    bool
+		problem    *children.Problem
+		mutate     func(*autoscalingv2.HorizontalPodAutoscaler)
+		wantStatus metav1.ConditionStatus
+		wantReason string
+		wantIn     string
+	}{
+		{name: "scaling", wantStatus: metav1.ConditionTrue, wantReason: "ValidMetricFound",
+			wantIn: "HorizontalPodAutoscaler web: 2 current, 2 desired replicas, between 2 and 5"},
+		{name: "limited", mutate: setCond(autoscalingv2.ScalingLimited, corev1.ConditionTrue, "TooManyReplicas", "the desired replica count is more than the maximum replica count"),
+			wantStatus: metav1.ConditionTrue, wantReason: "ValidMetricFound", wantIn: "limited: the desired replica count is more"},
+		{name: "no metrics", mutate: setCond(autoscalingv2.ScalingActive, corev1.ConditionFalse, "FailedGetResourceMetric", "unable to get metrics for resource cpu"),
+			wantStatus: metav1.ConditionFalse, wantReason: "FailedGetResourceMetric", wantIn: "is not scaling: unable to get metrics for resource cpu"},
+		{name: "cannot read the scale", mutate: setCond(autoscalingv2.AbleToScale, corev1.ConditionFalse, "FailedGetScale", "deployobjects.app.deployobject.dev \"web\" is forbidden"),
+			wantStatus: metav1.ConditionFalse, wantReason: "FailedGetScale", wantIn: "cannot scale DeployObject web: deployobjects"},
+		{name: "not evaluated yet", mutate: func(h *autoscalingv2.HorizontalPodAutoscaler) {
+			h.Status = autoscalingv2.HorizontalPodAutoscalerStatus{}
+		},
+			wantStatus: metav1.ConditionFalse, wantReason: appv1.ReasonProgressing, wantIn: "waiting for the HorizontalPodAutoscaler controller"},
+		{name: "reason left empty", mutate: setCond(autoscalingv2.ScalingActive, corev1.ConditionFalse, "", "?"),
+			wantStatus: metav1.ConditionFalse, wantReason: "ScalingInactive", wantIn: "is not scaling"},
+		{name: "not made yet", missing: true, wantStatus: metav1.ConditionFalse, wantReason: appv1.ReasonProgressing, wantIn: "HorizontalPodAutoscaler web does not exist yet"},
+		{name: "blocked", missing: true, problem: &children.Problem{Kind: children.KindHPA, Reason: appv1.ReasonQuotaExceeded, Message: "exceeded quota: q"},
+			wantStatus: metav1.ConditionFalse, wantReason: appv1.ReasonQuotaExceeded, wantIn: "exceeded quota"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := testobjects.LiveHPA(dobj)
+			if tc.mutate != nil {
+				tc.mutate(h)
+			}
+			if tc.missing {
+				h = nil
+			}
+			c := children.AutoscalingCondition(dobj, h, tc.problem)
+			if c.Type != appv1.ConditionAutoscaling || c.Status != tc.wantStatus || c.Reason != tc.wantReason || !strings.Contains(c.Message, tc.wantIn) {
+				t.Errorf("got %+v, want %s %s containing %q", c, tc.wantStatus, tc.wantReason, tc.wantIn)
+			}
+		})
+	}
+}

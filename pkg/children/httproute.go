@@ -1,0 +1,212 @@
+package children
+
+import (
+	"fmt"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	appv1 "deployobject.dev/controller/pkg/apis/app/v1"
+)
+
+// The HTTPRoute (gateway.networking.k8s.io/v1): what the controller asks of
+// it, how a live one is judged in line, what the cache keeps, how it is
+// reported, and how the controller finds out that the cluster serves
+// HTTPRoutes at all. It exists only while spec.route sets parentRefs.
+//
+// The controller owns the whole spec and its labels. The Gateway API CRDs
+// fill in defaults (parent and backend group and kind, the backend weight,
+// the match type), which desiredHTTPRoute sets explicitly; a live route is
+// in line when it holds every value the desired one sets (covers) and
+// carries the hash of the desired spec, as the HorizontalPodAutoscaler
+// does, so that a field the spec stops setting is told from a default the
+// CRDs may add in a later release. Writes are updates that replace the
+// spec.
+
+const KindHTTPRoute = "HTTPRoute"
+
+// gatewayAPIGroupVersion is what discovery must serve, with httproutes.
+var GatewayAPIGroupVersion = gatewayv1.SchemeGroupVersion
+
+func WantsHTTPRoute(dobj *appv1.DeployObject) bool {
+	r := dobj.Spec.Route
+	return r != nil && len(r.ParentRefs) > 0
+}
+
+// desiredHTTPRoute is the HTTPRoute dobj asks for, stamped with the hash of
+// its spec; nil when dobj asks for none. It sends path and below, for every
+// hostname, to the Service's route port, which a backend names by number.
+func DesiredHTTPRoute(dobj *appv1.DeployObject) (*gatewayv1.HTTPRoute, error) {
+	if !WantsHTTPRoute(dobj) {
+		return nil, nil
+	}
+	r := dobj.Spec.Route
+	var port gatewayv1.PortNumber
+	for _, p := range dobj.Spec.Ports {
+		if p.Name == r.Port {
+			port = ServicePort(p)
+		}
+	}
+	parents := make([]gatewayv1.ParentReference, len(r.ParentRefs))
+	for i, p := range r.ParentRefs {
+		parents[i] = gatewayv1.ParentReference{
+			Group:       PtrTo(gatewayv1.Group(gatewayv1.GroupName)),
+			Kind:        PtrTo(gatewayv1.Kind("Gateway")),
+			Name:        gatewayv1.ObjectName(p.Name),
+			Namespace:   (*gatewayv1.Namespace)(copyPtr(p.Namespace)),
+			SectionName: (*gatewayv1.SectionName)(copyPtr(p.SectionName)),
+		}
+	}
+	var hostnames []gatewayv1.Hostname
+	for _, h := range r.Hostnames {
+		hostnames = append(hostnames, gatewayv1.Hostname(h))
+	}
+	route := &gatewayv1.HTTPRoute{
+		ObjectMeta: childMeta(dobj),
+		Spec: gatewayv1.HTTPRouteSpec{
+			CommonRouteSpec: gatewayv1.CommonRouteSpec{ParentRefs: parents},
+			Hostnames:       hostnames,
+			Rules: []gatewayv1.HTTPRouteRule{{
+				Matches: []gatewayv1.HTTPRouteMatch{{Path: &gatewayv1.HTTPPathMatch{
+					Type:  PtrTo(gatewayv1.PathMatchPathPrefix),
+					Value: PtrTo(RoutePath(r)),
+				}}},
+				BackendRefs: []gatewayv1.HTTPBackendRef{{BackendRef: gatewayv1.BackendRef{
+					BackendObjectReference: gatewayv1.BackendObjectReference{
+						Group: PtrTo(gatewayv1.Group("")),
+						Kind:  PtrTo(gatewayv1.Kind("Service")),
+						Name:  gatewayv1.ObjectName(dobj.Name),
+						Port:  &port,
+					},
+					Weight: PtrTo[int32](1),
+				}}},
+			}},
+		},
+	}
+	hash, err := hashOf(&route.Spec)
+	if err != nil {
+		return nil, fmt.Errorf("hashing the desired %s: %w", KindHTTPRoute, err)
+	}
+	route.Annotations = map[string]string{appv1.AnnotationRouteHash: hash}
+	return route, nil
+}
+
+// mergeHTTPRoute returns live with desired's labels, hash and spec, and
+// whether that changed anything. When nothing changed it returns live
+// itself.
+func MergeHTTPRoute(live, desired *gatewayv1.HTTPRoute) (*gatewayv1.HTTPRoute, bool) {
+	if live.Annotations[appv1.AnnotationRouteHash] == desired.Annotations[appv1.AnnotationRouteHash] &&
+		HasLabels(live.Labels, desired.Labels) &&
+		Covers(live.Spec, desired.Spec) {
+		return live, false
+	}
+	out := live.DeepCopy()
+	out.Labels = WithLabels(out.Labels, desired.Labels)
+	out.Annotations = WithLabels(out.Annotations, desired.Annotations)
+	out.Spec = *desired.Spec.DeepCopy()
+	return out, true
+}
+
+// slimHTTPRoute keeps the spec, the hash annotation mergeHTTPRoute reads,
+// and of the status, each parent's Accepted and ResolvedRefs conditions,
+// which httpRouteCondition reads.
+func SlimHTTPRoute(r *gatewayv1.HTTPRoute) *gatewayv1.HTTPRoute {
+	r.ObjectMeta = slimMetaKeeping(r.ObjectMeta, appv1.AnnotationRouteHash)
+	parents := r.Status.Parents
+	for i := range parents {
+		kept := parents[i].Conditions[:0]
+		for _, c := range parents[i].Conditions {
+			switch gatewayv1.RouteConditionType(c.Type) {
+			case gatewayv1.RouteConditionAccepted, gatewayv1.RouteConditionResolvedRefs:
+				kept = append(kept, metav1.Condition{Type: Intern(c.Type), Status: Intern(c.Status), Reason: Intern(c.Reason), Message: c.Message, ObservedGeneration: c.ObservedGeneration})
+			}
+		}
+		clear(parents[i].Conditions[len(kept):])
+		parents[i] = gatewayv1.RouteParentStatus{ParentRef: parents[i].ParentRef, ControllerName: Intern(parents[i].ControllerName), Conditions: kept}
+	}
+	r.Status = gatewayv1.HTTPRouteStatus{RouteStatus: gatewayv1.RouteStatus{Parents: parents}}
+	return r
+}
+
+// httpRouteCondition reports the HTTPRoute of dobj: why it is missing
+// (problem, when the sync could not make it, or the cluster does not serve
+// HTTPRoutes), or whether every parent Gateway asked for has accepted it
+// and resolved its backend, from the Accepted and ResolvedRefs conditions
+// the Gateway controllers write for the route's current generation.
+func HTTPRouteCondition(dobj *appv1.DeployObject, route *gatewayv1.HTTPRoute, problem *Problem) metav1.Condition {
+	c := metav1.Condition{Type: appv1.ConditionRoute, Status: metav1.ConditionFalse, Reason: appv1.ReasonProgressing}
+	if problem != nil {
+		c.Reason, c.Message = problem.Reason, BoundMessage(problem.Message)
+		return c
+	}
+	if route == nil {
+		c.Message = fmt.Sprintf("%s %s does not exist yet", KindHTTPRoute, dobj.Name)
+		return c
+	}
+	var waiting, accepted []string
+	for _, ref := range route.Spec.ParentRefs {
+		parent := ParentName(ref, route.Namespace)
+		st := parentStatus(route, ref)
+		var acc, res *metav1.Condition
+		if st != nil {
+			acc = currentCondition(st.Conditions, gatewayv1.RouteConditionAccepted, route.Generation)
+			res = currentCondition(st.Conditions, gatewayv1.RouteConditionResolvedRefs, route.Generation)
+		}
+		switch {
+		case acc != nil && acc.Status == metav1.ConditionFalse:
+			c.Reason = reasonOr(acc.Reason, "NotAccepted")
+			c.Message = BoundMessage(fmt.Sprintf("Gateway %s does not accept %s %s: %s", parent, KindHTTPRoute, route.Name, acc.Message))
+			return c
+		case res != nil && res.Status == metav1.ConditionFalse:
+			c.Reason = reasonOr(res.Reason, "UnresolvedRefs")
+			c.Message = BoundMessage(fmt.Sprintf("Gateway %s cannot resolve the references of %s %s: %s", parent, KindHTTPRoute, route.Name, res.Message))
+			return c
+		case acc == nil || res == nil:
+			waiting = append(waiting, parent)
+		default:
+			accepted = append(accepted, parent)
+		}
+	}
+	if len(waiting) > 0 {
+		c.Message = BoundMessage(fmt.Sprintf("waiting for Gateway %s to accept %s %s", strings.Join(waiting, ", "), KindHTTPRoute, route.Name))
+		return c
+	}
+	c.Status, c.Reason = metav1.ConditionTrue, appv1.ReasonAccepted
+	c.Message = BoundMessage(fmt.Sprintf("%s %s is accepted by Gateway %s", KindHTTPRoute, route.Name, strings.Join(accepted, ", ")))
+	return c
+}
+
+// parentName is ref's Gateway as namespace/name[/sectionName].
+func ParentName(ref gatewayv1.ParentReference, routeNamespace string) string {
+	s := string(ptrOr(ref.Namespace, gatewayv1.Namespace(routeNamespace))) + "/" + string(ref.Name)
+	if ref.SectionName != nil {
+		s += "/" + string(*ref.SectionName)
+	}
+	return s
+}
+
+// parentStatus is the status a Gateway controller wrote for ref, if any.
+// A status entry names its parent as the route's spec does, with the
+// defaults filled in.
+func parentStatus(route *gatewayv1.HTTPRoute, ref gatewayv1.ParentReference) *gatewayv1.RouteParentStatus {
+	want := ParentName(ref, route.Namespace)
+	for i := range route.Status.Parents {
+		if ParentName(route.Status.Parents[i].ParentRef, route.Namespace) == want {
+			return &route.Status.Parents[i]
+		}
+	}
+	return nil
+}
+
+// currentCondition is the condition of type t in conds, when it was
+// written for generation; one written for an older spec says nothing of
+// the current one.
+func currentCondition(conds []metav1.Condition, t gatewayv1.RouteConditionType, generation int64) *metav1.Condition {
+	c := meta.FindStatusCondition(conds, string(t))
+	if c == nil || c.ObservedGeneration < generation {
+		return nil
+	}
+	return c
+}

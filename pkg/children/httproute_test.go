@@ -1,0 +1,132 @@
+package children_test
+
+import (
+	"strings"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	appv1 "deployobject.dev/controller/pkg/apis/app/v1"
+	children "deployobject.dev/controller/pkg/children"
+	testobjects "deployobject.dev/controller/pkg/testobjects"
+)
+
+func TestDesiredHTTPRoute(t *testing.T) {
+	if r := testobjects.MustDesiredHTTPRoute(testobjects.NewDeployObject(testobjects.WithIngress)); r != nil {
+		t.Errorf("an Ingress route asks for an HTTPRoute: %+v", r)
+	}
+	dobj := testobjects.NewDeployObject(testobjects.WithHTTPRoute)
+	r := testobjects.MustDesiredHTTPRoute(dobj)
+	if !metav1.IsControlledBy(r, dobj) || r.Annotations[appv1.AnnotationRouteHash] == "" {
+		t.Errorf("metadata = %+v, want owned and hashed", r.ObjectMeta)
+	}
+	refs := r.Spec.ParentRefs
+	if len(refs) != 2 || children.ParentName(refs[0], "ns") != "infra/public/https" || children.ParentName(refs[1], "ns") != "ns/internal" || *refs[1].Kind != "Gateway" {
+		t.Errorf("parentRefs = %+v", refs)
+	}
+	rule := r.Spec.Rules[0]
+	if m := rule.Matches[0].Path; *m.Type != gatewayv1.PathMatchPathPrefix || *m.Value != "/" {
+		t.Errorf("match = %+v, want the prefix /", m)
+	}
+	if b := rule.BackendRefs[0]; b.Name != "web" || *b.Port != 80 || *b.Kind != "Service" || *b.Weight != 1 {
+		t.Errorf("backend = %+v, want Service web port 80", b)
+	}
+}
+
+func TestMergeHTTPRoute(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		spec    func(*appv1.DeployObject)
+		drift   func(*gatewayv1.HTTPRoute)
+		changed bool
+	}{
+		{"in line", nil, func(*gatewayv1.HTTPRoute) {}, false},
+		// A default a later release of the CRDs might fill in.
+		{"a server default", nil, func(r *gatewayv1.HTTPRoute) { r.Spec.Rules[0].Name = ptr.To(gatewayv1.SectionName("rule-0")) }, false},
+		{"others' labels", nil, func(r *gatewayv1.HTTPRoute) { r.Labels["team"] = "shop" }, false},
+		{"hostname added", nil, func(r *gatewayv1.HTTPRoute) { r.Spec.Hostnames = append(r.Spec.Hostnames, "evil.example.com") }, true},
+		{"backend port changed", nil, func(r *gatewayv1.HTTPRoute) { r.Spec.Rules[0].BackendRefs[0].Port = ptr.To[gatewayv1.PortNumber](8080) }, true},
+		// The spec stops setting sectionName: covers cannot tell, the
+		// hash does.
+		{"sectionName removed from the spec", func(d *appv1.DeployObject) { d.Spec.Route.ParentRefs[0].SectionName = nil }, func(*gatewayv1.HTTPRoute) {}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dobj := testobjects.NewDeployObject(testobjects.WithHTTPRoute)
+			live := testobjects.LiveHTTPRoute(dobj)
+			tc.drift(live)
+			if tc.spec != nil {
+				tc.spec(dobj)
+			}
+			got, changed := children.MergeHTTPRoute(live, testobjects.MustDesiredHTTPRoute(dobj))
+			if changed != tc.changed {
+				t.Fatalf("changed = %v, want %v", changed, tc.changed)
+			}
+			if _, again := children.MergeHTTPRoute(got, testobjects.MustDesiredHTTPRoute(dobj)); again {
+				t.Error("the merged HTTPRoute is not in line")
+			}
+		})
+	}
+}
+
+func TestSlimHTTPRouteAnswersLikeTheFullObject(t *testing.T) {
+	dobj := testobjects.NewDeployObject(testobjects.WithHTTPRoute)
+	full := testobjects.LiveHTTPRoute(dobj)
+	full.Annotations["kubectl.kubernetes.io/last-applied-configuration"] = "{}"
+	full.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "kubectl"}}
+	full.Status.Parents[0].Conditions = append(full.Status.Parents[0].Conditions, metav1.Condition{Type: "PartiallyInvalid", Status: metav1.ConditionTrue})
+	slim := children.SlimHTTPRoute(full.DeepCopy())
+	if _, a := children.MergeHTTPRoute(full, testobjects.MustDesiredHTTPRoute(dobj)); a {
+		t.Fatal("the full object is not in line")
+	}
+	if _, b := children.MergeHTTPRoute(slim, testobjects.MustDesiredHTTPRoute(dobj)); b {
+		t.Error("the slim copy is not in line")
+	}
+	if a, b := children.HTTPRouteCondition(dobj, full, nil), children.HTTPRouteCondition(dobj, slim, nil); a != b {
+		t.Errorf("condition: full %+v, slim %+v", a, b)
+	}
+	if len(slim.Annotations) != 1 || slim.ManagedFields != nil || len(slim.Status.Parents[0].Conditions) != 2 {
+		t.Errorf("the slim copy keeps what the controller never reads: %+v", slim)
+	}
+}
+
+func TestHTTPRouteCondition(t *testing.T) {
+	dobj := testobjects.NewDeployObject(testobjects.WithHTTPRoute)
+	with := func(mutate func(*gatewayv1.HTTPRoute)) *gatewayv1.HTTPRoute {
+		r := testobjects.LiveHTTPRoute(dobj)
+		mutate(r)
+		return r
+	}
+	for _, tc := range []struct {
+		name    string
+		route   *gatewayv1.HTTPRoute
+		problem *children.Problem
+		status  metav1.ConditionStatus
+		reason  string
+		message string
+	}{
+		{"Gateway API missing", nil, &children.Problem{Reason: appv1.ReasonGatewayAPIUnavailable, Message: "the cluster does not serve"}, metav1.ConditionFalse, appv1.ReasonGatewayAPIUnavailable, "does not serve"},
+		{"not made yet", nil, nil, metav1.ConditionFalse, appv1.ReasonProgressing, "HTTPRoute web does not exist yet"},
+		{"no status yet", with(func(r *gatewayv1.HTTPRoute) { r.Status.Parents = nil }), nil, metav1.ConditionFalse, appv1.ReasonProgressing, "waiting for Gateway infra/public/https, apps/internal to accept"},
+		{"one parent silent", with(func(r *gatewayv1.HTTPRoute) { r.Status.Parents = r.Status.Parents[:1] }), nil, metav1.ConditionFalse, appv1.ReasonProgressing, "waiting for Gateway apps/internal"},
+		{"status of an older generation", with(func(r *gatewayv1.HTTPRoute) { r.Generation = 2 }), nil, metav1.ConditionFalse, appv1.ReasonProgressing, "waiting for Gateway"},
+		{"accepted", testobjects.LiveHTTPRoute(dobj), nil, metav1.ConditionTrue, appv1.ReasonAccepted, "accepted by Gateway infra/public/https, apps/internal"},
+		{"refused by a listener", with(func(r *gatewayv1.HTTPRoute) {
+			r.Status.Parents[1].Conditions[0] = metav1.Condition{Type: "Accepted", Status: metav1.ConditionFalse, Reason: "NotAllowedByListeners", Message: "no listener allows this namespace", ObservedGeneration: 1}
+		}), nil, metav1.ConditionFalse, "NotAllowedByListeners", "Gateway apps/internal does not accept HTTPRoute web: no listener allows this namespace"},
+		{"backend not found", with(func(r *gatewayv1.HTTPRoute) {
+			r.Status.Parents[0].Conditions[1] = metav1.Condition{Type: "ResolvedRefs", Status: metav1.ConditionFalse, Reason: "BackendNotFound", Message: "Service web not found", ObservedGeneration: 1}
+		}), nil, metav1.ConditionFalse, "BackendNotFound", "cannot resolve the references of HTTPRoute web: Service web not found"},
+		{"a status entry that omits defaults", with(func(r *gatewayv1.HTTPRoute) {
+			r.Status.Parents[1].ParentRef = gatewayv1.ParentReference{Name: "internal"}
+		}), nil, metav1.ConditionTrue, appv1.ReasonAccepted, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := children.HTTPRouteCondition(dobj, tc.route, tc.problem)
+			if c.Type != appv1.ConditionRoute || c.Status != tc.status || c.Reason != tc.reason || !strings.Contains(c.Message, tc.message) {
+				t.Errorf("condition = %+v, want %s/%s with %q", c, tc.status, tc.reason, tc.message)
+			}
+		})
+	}
+}

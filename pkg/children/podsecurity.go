@@ -1,0 +1,64 @@
+package children
+
+import (
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+)
+
+// podSecurityProfile is what --pod-security-profile fills into the pod
+// template where the spec leaves security fields unset.
+type PodSecurityProfile string
+
+const (
+	// profileNone leaves the pod template as the spec declares it.
+	ProfileNone PodSecurityProfile = "none"
+	// profileRestricted fills in what Pod Security "restricted" requires:
+	// runAsNonRoot and a RuntimeDefault seccomp profile for the pod, and for
+	// every container no privilege escalation and all capabilities dropped.
+	ProfileRestricted PodSecurityProfile = "restricted"
+)
+
+func (p *PodSecurityProfile) String() string { return string(*p) }
+
+func (p *PodSecurityProfile) Type() string { return "string" }
+
+func (p *PodSecurityProfile) Set(s string) error {
+	switch v := PodSecurityProfile(s); v {
+	case ProfileNone, ProfileRestricted:
+		*p = v
+		return nil
+	}
+	return fmt.Errorf("unknown profile %q: want %q or %q", s, ProfileNone, ProfileRestricted)
+}
+
+// restrict fills in what Pod Security "restricted" requires wherever pod
+// leaves it unset; whatever the spec set explicitly stays as it is, so a
+// spec can still ask for less and be refused by the namespace's policy
+// with a message that says why.
+func restrict(pod *corev1.PodSpec) {
+	if pod.SecurityContext == nil {
+		pod.SecurityContext = &corev1.PodSecurityContext{}
+	}
+	sc := pod.SecurityContext
+	if sc.RunAsNonRoot == nil {
+		sc.RunAsNonRoot = PtrTo(true)
+	}
+	if sc.SeccompProfile == nil {
+		sc.SeccompProfile = &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault}
+	}
+	for _, cs := range [][]corev1.Container{pod.InitContainers, pod.Containers} {
+		for i := range cs {
+			if cs[i].SecurityContext == nil {
+				cs[i].SecurityContext = &corev1.SecurityContext{}
+			}
+			csc := cs[i].SecurityContext
+			if csc.AllowPrivilegeEscalation == nil {
+				csc.AllowPrivilegeEscalation = PtrTo(false)
+			}
+			if csc.Capabilities == nil {
+				csc.Capabilities = &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}}
+			}
+		}
+	}
+}

@@ -1,0 +1,223 @@
+package options
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+	"k8s.io/component-base/featuregate"
+	logsapi "k8s.io/component-base/logs/api/v1"
+	_ "k8s.io/component-base/logs/json/register"
+
+	children "deployobject.dev/controller/pkg/children"
+)
+
+const (
+	ContentTypeProtobuf = "application/vnd.kubernetes.protobuf"
+	ContentTypeJSON     = "application/json"
+)
+
+// options are the command-line flags.
+type Options struct {
+	Kubeconfig   string
+	Master       string
+	Namespace    string
+	Workers      int
+	QPS          float32
+	Burst        int
+	ContentType  string
+	ResyncPeriod time.Duration
+	ChildBatch   time.Duration
+	PodSecurity  children.PodSecurityProfile
+	ShowVersion  bool
+	Help         bool
+	Logs         *logsapi.LoggingConfiguration
+	Features     featuregate.MutableVersionedFeatureGate
+
+	LeaderElect    optionalBool
+	LeaseDuration  time.Duration
+	RenewDeadline  time.Duration
+	RetryPeriod    time.Duration
+	LeaseNamespace string
+	LeaseName      string
+
+	MetricsAddr     string
+	MetricsSecure   bool
+	MetricsCertPath string
+	MetricsCertName string
+	MetricsCertKey  string
+	Profiling       bool
+	HealthAddr      string
+	ShutdownGrace   time.Duration
+
+	TrackSecrets       bool
+	MaxConfigRollouts  int
+	ConfigRolloutDelay time.Duration
+}
+
+// flagSection is one section of --help, as Kubernetes components group
+// their flags.
+type flagSection struct {
+	name  string
+	flags *pflag.FlagSet
+}
+
+// newOptions returns the options with their defaults, and the flags that
+// set them, in sections named as kube-controller-manager names them.
+func newOptions() (*Options, []flagSection, error) {
+	o := &Options{Logs: logsapi.NewLoggingConfiguration(), Features: featuregate.NewFeatureGate()}
+	// The logging options' gates: JSON is beta (on by default), the split
+	// streams alpha.
+	if err := logsapi.AddFeatureGates(o.Features); err != nil {
+		return nil, nil, fmt.Errorf("registering the logging feature gates: %w", err)
+	}
+	var sections []flagSection
+	section := func(name string) *pflag.FlagSet {
+		fs := pflag.NewFlagSet(name, pflag.ContinueOnError)
+		sections = append(sections, flagSection{name, fs})
+		return fs
+	}
+
+	fs := section("generic")
+	fs.StringVar(&o.Kubeconfig, "kubeconfig", "", "Path to a kubeconfig. Without it and --master, the in-cluster configuration is used.")
+	fs.StringVar(&o.Master, "master", "", "Address of the Kubernetes API server; overrides the server in --kubeconfig.")
+	fs.StringVar(&o.Namespace, "namespace", "", "Watch DeployObjects in this namespace only. Empty watches all namespaces.")
+	fs.IntVar(&o.Workers, "workers", 16, "Number of DeployObjects synced in parallel.")
+	fs.Float32Var(&o.QPS, "kube-api-qps", 200, "Steady requests per second to the API server.")
+	fs.IntVar(&o.Burst, "kube-api-burst", 400, "Requests allowed in a burst above --kube-api-qps.")
+	fs.StringVar(&o.ContentType, "kube-api-content-type", ContentTypeProtobuf, "Content type of requests to the API server for built-in kinds (Deployments, Services and the other children, Events, Leases): "+ContentTypeProtobuf+" or "+ContentTypeJSON+". DeployObjects are custom resources, which the API server serves as JSON only.")
+	fs.DurationVar(&o.ResyncPeriod, "resync-period", 10*time.Minute, "How often every DeployObject is re-checked against its children even without events. 0 disables.")
+	fs.DurationVar(&o.ChildBatch, "child-event-batch-period", time.Second, "How long changes to a Deployment or Service are collected before its DeployObject is synced, so that a rollout's burst of status changes costs one status write. 0 syncs at once.")
+	o.PodSecurity = children.ProfileNone
+	fs.Var(&o.PodSecurity, "pod-security-profile", "Security settings filled into every DeployObject's pod template where its spec leaves them unset: \"none\" or \"restricted\", which makes pods meet Pod Security \"restricted\" (runAsNonRoot, RuntimeDefault seccomp, no privilege escalation, all capabilities dropped). Changing it rolls out every DeployObject's pods.")
+	fs.DurationVar(&o.ShutdownGrace, "shutdown-grace-period", 10*time.Second, "On SIGTERM, no new sync starts; this is how long syncs in flight may take to finish before they are cancelled, and then the lease is released. Losing the lease cancels them at once.")
+	o.Features.AddFlag(fs)
+
+	fs = section("configuration rollouts")
+	fs.BoolVar(&o.TrackSecrets, "track-secrets", false, "Watch Secrets, so that a change of a Secret key the pods use rolls them out and a missing Secret is reported (ConfigMissing), as for ConfigMaps. Needs list and watch on Secrets (deploy/secrets). The cache holds per-key hashes, never a value. Off, Secret references are not part of the config hash.")
+	fs.IntVar(&o.MaxConfigRollouts, "max-concurrent-config-rollouts", 10, "How many DeployObjects may be in a rollout caused by a change of their ConfigMaps or Secrets at once; the others wait (Ready reason ConfigRolloutPending). Spec changes never wait. 0 means no limit.")
+	fs.DurationVar(&o.ConfigRolloutDelay, "config-rollout-delay", 5*time.Second, "How long after the first change of a ConfigMap or Secret the DeployObjects using it are synced; further changes meanwhile are rolled out together.")
+
+	fs = section("leader election")
+	fs.Var(&o.LeaderElect, "leader-elect", "Elect a leader among replicas with a Lease; only the leader reconciles (default true in a cluster, false with --kubeconfig or --master).")
+	fs.Lookup("leader-elect").NoOptDefVal = "true"
+	fs.DurationVar(&o.LeaseDuration, "leader-elect-lease-duration", 15*time.Second, "How long a non-leader waits after the last renewal before taking the lease.")
+	fs.DurationVar(&o.RenewDeadline, "leader-elect-renew-deadline", 10*time.Second, "How long the leader keeps trying to renew before giving up leadership, which stops its writes and exits with code 1. Each renewal request times out after half of it. Less than the lease duration.")
+	fs.DurationVar(&o.RetryPeriod, "leader-elect-retry-period", 2*time.Second, "How long to wait between attempts to acquire or renew the lease.")
+	fs.StringVar(&o.LeaseNamespace, "leader-elect-resource-namespace", "", "Namespace of the Lease. Empty means the controller's own namespace in a cluster, \"default\" outside.")
+	fs.StringVar(&o.LeaseName, "leader-elect-resource-name", children.ControllerName, "Name of the Lease.")
+
+	fs = section("metrics")
+	fs.StringVar(&o.MetricsAddr, "metrics-bind-address", ":8080", "Address of the Prometheus /metrics endpoint; \"0\" disables it.")
+	fs.BoolVar(&o.MetricsSecure, "metrics-secure", true, "Serve the metrics address over HTTPS, to clients whose bearer token may get the path (/metrics, /debug/pprof/...) by a SubjectAccessReview. false serves plain HTTP to anyone.")
+	fs.StringVar(&o.MetricsCertPath, "metrics-cert-path", "", "Directory holding the metrics server's certificate and key, re-read when they change. Empty generates a self-signed certificate at start.")
+	fs.StringVar(&o.MetricsCertName, "metrics-cert-name", "tls.crt", "File name of the metrics server's certificate in --metrics-cert-path.")
+	fs.StringVar(&o.MetricsCertKey, "metrics-cert-key", "tls.key", "File name of the metrics server's private key in --metrics-cert-path.")
+	fs.StringVar(&o.HealthAddr, "health-probe-bind-address", ":8081", "Address of /healthz and /readyz; \"0\" disables them.")
+
+	fs = section("debugging")
+	fs.BoolVar(&o.Profiling, "profiling", false, "Serve Go's pprof profiles under /debug/pprof/ on the metrics address.")
+
+	logsapi.AddFlags(o.Logs, section("logs"))
+
+	fs = section("global")
+	fs.BoolVarP(&o.Help, "help", "h", false, "help for "+children.ControllerName)
+	fs.BoolVar(&o.ShowVersion, "version", false, "Print the version and exit.")
+	return o, sections, nil
+}
+
+// parseFlags parses args into options. The sections are for --help.
+func Parse(args []string) (*Options, []flagSection, error) {
+	o, sections, err := newOptions()
+	if err != nil {
+		return nil, nil, err
+	}
+	fs := pflag.NewFlagSet(children.ControllerName, pflag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	for _, s := range sections {
+		fs.AddFlagSet(s.flags)
+	}
+	if err := fs.Parse(args); err != nil {
+		return nil, nil, err
+	}
+	if fs.NArg() > 0 {
+		return nil, nil, fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	return o, sections, nil
+}
+
+// printUsage prints --help as Kubernetes components print theirs.
+func PrintUsage(w io.Writer, sections []flagSection) {
+	fmt.Fprintf(w, "The DeployObject controller keeps a Deployment and a Service in line with every\n"+
+		"DeployObject (app.deployobject.dev/v1) and reports their state in its status.\n"+
+		"Without --kubeconfig and --master it uses the in-cluster configuration.\n\n"+
+		"Usage:\n  %s [flags]\n", children.ControllerName)
+	for _, s := range sections {
+		fmt.Fprintf(w, "\n%s flags:\n\n%s", strings.ToUpper(s.name[:1])+s.name[1:], s.flags.FlagUsagesWrapped(0))
+	}
+}
+
+func (o *Options) Validate() error {
+	var errs []error
+	if o.Workers < 1 {
+		errs = append(errs, errors.New("--workers must be at least 1"))
+	}
+	if o.QPS <= 0 || o.Burst < 1 {
+		errs = append(errs, errors.New("--kube-api-qps must be positive and --kube-api-burst at least 1"))
+	}
+	if o.MaxConfigRollouts < 0 || o.ConfigRolloutDelay < 0 {
+		errs = append(errs, errors.New("--max-concurrent-config-rollouts and --config-rollout-delay must not be negative"))
+	}
+	if o.ContentType != ContentTypeProtobuf && o.ContentType != ContentTypeJSON {
+		errs = append(errs, fmt.Errorf("--kube-api-content-type must be %s or %s", ContentTypeProtobuf, ContentTypeJSON))
+	}
+	if o.ResyncPeriod < 0 || o.ChildBatch < 0 {
+		errs = append(errs, errors.New("--resync-period and --child-event-batch-period must not be negative"))
+	}
+	if o.RenewDeadline >= o.LeaseDuration || o.RetryPeriod <= 0 || o.RetryPeriod >= o.RenewDeadline {
+		errs = append(errs, errors.New("need 0 < --leader-elect-retry-period < --leader-elect-renew-deadline < --leader-elect-lease-duration"))
+	}
+	if o.MetricsCertPath != "" && !o.MetricsSecure {
+		errs = append(errs, errors.New("--metrics-cert-path needs --metrics-secure"))
+	}
+	if o.LeaseName == "" {
+		errs = append(errs, errors.New("--leader-elect-resource-name must not be empty"))
+	}
+	return errors.Join(errs...)
+}
+
+// optionalBool is a boolean flag that remembers whether it was set, for
+// defaults that depend on how the controller runs.
+type optionalBool struct {
+	set, val bool
+}
+
+func (b *optionalBool) Set(s string) error {
+	v, err := strconv.ParseBool(s)
+	if err != nil {
+		return err
+	}
+	b.set, b.val = true, v
+	return nil
+}
+
+func (b *optionalBool) String() string {
+	if b == nil || !b.set {
+		return ""
+	}
+	return strconv.FormatBool(b.val)
+}
+
+func (b *optionalBool) Type() string { return "bool" }
+
+// value is the flag's value, or def when it was not given.
+func (b *optionalBool) Value(def bool) bool {
+	if b.set {
+		return b.val
+	}
+	return def
+}

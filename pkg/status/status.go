@@ -1,0 +1,329 @@
+package status
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	metaapply "k8s.io/client-go/applyconfigurations/meta/v1"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	appv1 "deployobject.dev/controller/pkg/apis/app/v1"
+	children "deployobject.dev/controller/pkg/children"
+	appapply "deployobject.dev/controller/pkg/generated/applyconfiguration/app/v1"
+)
+
+// syncOutcome is what a sync found out, as input to the status: the children
+// as they are after the sync, or why the sync could not bring them in line.
+type Outcome struct {
+	Deployment *appsv1.Deployment
+	Service    *corev1.Service
+	PDB        *policyv1.PodDisruptionBudget
+	HPA        *autoscalingv2.HorizontalPodAutoscaler
+	Ingress    *networkingv1.Ingress
+	HTTPRoute  *gatewayv1.HTTPRoute
+	// deploymentHash identifies the desired Deployment when the live one is
+	// in line with it; empty when the Deployment could not be brought in
+	// line, and the status keeps the hash it had.
+	DeploymentHash string
+	// configHash is the config hash of the pod template the Deployment is
+	// in line with, when deploymentHash is set.
+	ConfigHash string
+	// configPending: a rollout caused by configuration alone waits for a
+	// slot under --max-concurrent-config-rollouts; configRollout: it has
+	// one, and the Deployment is brought in line with the new
+	// configuration.
+	ConfigPending, ConfigRollout bool
+	// problems keep dobj from being Ready whatever the children say, in
+	// the order of the children.
+	Problems []children.Problem
+}
+
+// computeStatus is the status of dobj given the outcome of its sync. It keeps
+// the lastTransitionTime of conditions whose status did not change, so an
+// unchanged world yields an equal status and no write.
+func Compute(dobj *appv1.DeployObject, out Outcome, now metav1.Time) appv1.DeployObjectStatus {
+	status := appv1.DeployObjectStatus{
+		ObservedGeneration: dobj.Generation,
+		DeploymentHash:     dobj.Status.DeploymentHash,
+		ConfigHash:         dobj.Status.ConfigHash,
+		Selector:           children.SelectorString(dobj),
+		Conditions:         append([]metav1.Condition(nil), dobj.Status.Conditions...),
+	}
+	if out.DeploymentHash != "" {
+		status.DeploymentHash, status.ConfigHash = out.DeploymentHash, out.ConfigHash
+	}
+	if d := out.Deployment; d != nil {
+		status.Replicas = d.Status.Replicas
+		status.ReadyReplicas = d.Status.ReadyReplicas
+		status.AvailableReplicas = d.Status.AvailableReplicas
+		status.UpdatedReplicas = d.Status.UpdatedReplicas
+	}
+	ready := ReadyCondition(dobj, out)
+	ready.ObservedGeneration = dobj.Generation
+	ready.LastTransitionTime = now
+	meta.SetStatusCondition(&status.Conditions, ready)
+	progress := progressCondition(ready)
+	for _, t := range progressConditionTypes {
+		if progress == nil || progress.Type != t {
+			// Absent rather than False: a Ready DeployObject carries no
+			// more than it did before these conditions existed.
+			meta.RemoveStatusCondition(&status.Conditions, t)
+		}
+	}
+	if progress != nil {
+		meta.SetStatusCondition(&status.Conditions, *progress)
+	}
+	setChildCondition(&status.Conditions, children.WantsDisruptionBudget(dobj), dobj.Generation, now, func() metav1.Condition {
+		return children.DisruptionBudgetCondition(dobj, out.PDB, out.problem(children.KindPDB))
+	})
+	setChildCondition(&status.Conditions, children.WantsAutoscaling(dobj), dobj.Generation, now, func() metav1.Condition {
+		return children.AutoscalingCondition(dobj, out.HPA, out.problem(children.KindHPA))
+	})
+	route := routeCondition(dobj, out)
+	setChildCondition(&status.Conditions, dobj.Spec.Route != nil, dobj.Generation, now, func() metav1.Condition { return route })
+	status.Addresses = addressesOf(dobj, out, route.Status)
+	return status
+}
+
+// routeCondition is the Route condition of dobj, for the kind of route its
+// spec asks for.
+func routeCondition(dobj *appv1.DeployObject, out Outcome) metav1.Condition {
+	if children.WantsIngress(dobj) {
+		return children.IngressCondition(dobj, out.Ingress, out.problem(children.KindIngress))
+	}
+	return children.HTTPRouteCondition(dobj, out.HTTPRoute, out.problem(children.KindHTTPRoute))
+}
+
+// setChildCondition sets the condition of an optional child that the spec
+// asks for (want), and removes it when the spec does not: a DeployObject
+// without optional children carries no condition about them.
+func setChildCondition(conds *[]metav1.Condition, want bool, generation int64, now metav1.Time, condition func() metav1.Condition) {
+	c := condition()
+	if !want {
+		meta.RemoveStatusCondition(conds, c.Type)
+		return
+	}
+	c.ObservedGeneration, c.LastTransitionTime = generation, now
+	meta.SetStatusCondition(conds, c)
+}
+
+// problem is the problem that kept the child of kind from being made, if
+// any.
+func (o Outcome) problem(kind string) *children.Problem {
+	for i := range o.Problems {
+		if o.Problems[i].Kind == kind {
+			return &o.Problems[i]
+		}
+	}
+	return nil
+}
+
+// progressConditionTypes are the kstatus conditions, derived from Ready by
+// progressCondition.
+var progressConditionTypes = []string{appv1.ConditionReconciling, appv1.ConditionStalled}
+
+// stallingReasons are the reasons of a Ready=False that lasts until someone
+// acts: a spec change, a foreign object deleted, a quota raised, a policy or
+// permission changed, pods made admissible, a stuck rollout looked at.
+var stallingReasons = map[string]bool{
+	appv1.ReasonInvalidSpec:              true,
+	appv1.ReasonResourceConflict:         true,
+	appv1.ReasonQuotaExceeded:            true,
+	appv1.ReasonForbidden:                true,
+	appv1.ReasonReplicaFailure:           true,
+	appv1.ReasonProgressDeadlineExceeded: true,
+	// Someone has to create the ConfigMap or Secret (or fix the
+	// reference); the controller notices at once when they do.
+	appv1.ReasonConfigMissing:         true,
+	appv1.ReasonGatewayAPIUnavailable: true,
+}
+
+// progressCondition is the kstatus condition that goes with ready: Stalled
+// for a reason that waits for someone to act, Reconciling for any other
+// reason to be not Ready, none when Ready. It is a function of ready alone,
+// so it changes only in status writes that a change of Ready makes anyway,
+// and costs no write of its own.
+func progressCondition(ready metav1.Condition) *metav1.Condition {
+	if ready.Status == metav1.ConditionTrue {
+		return nil
+	}
+	c := ready
+	c.Type = appv1.ConditionReconciling
+	if stallingReasons[ready.Reason] {
+		c.Type = appv1.ConditionStalled
+	}
+	c.Status = metav1.ConditionTrue
+	return &c
+}
+
+// statusEqual reports whether writing b over a would change nothing.
+func Equal(a, b appv1.DeployObjectStatus) bool {
+	return equality.Semantic.DeepEqual(a, b)
+}
+
+func ReadyCondition(dobj *appv1.DeployObject, out Outcome) metav1.Condition {
+	if len(out.Problems) > 0 {
+		return blockedCondition(out.Problems)
+	}
+	if out.ConfigPending {
+		return notReady(appv1.ReasonConfigRolloutPending, "the ConfigMaps or Secrets the pods use changed; the rollout waits for a slot under the controller's limit of concurrent configuration rollouts")
+	}
+	d := out.Deployment
+	if d == nil {
+		return notReady(appv1.ReasonProgressing, "Deployment %s does not exist yet", dobj.Name)
+	}
+	if children.WantsService(dobj) && out.Service == nil {
+		return notReady(appv1.ReasonProgressing, "Service %s does not exist yet", dobj.Name)
+	}
+	if children.WantsDisruptionBudget(dobj) && out.PDB == nil {
+		return notReady(appv1.ReasonProgressing, "%s %s does not exist yet", children.KindPDB, dobj.Name)
+	}
+	if children.WantsAutoscaling(dobj) && out.HPA == nil {
+		return notReady(appv1.ReasonProgressing, "%s %s does not exist yet", children.KindHPA, dobj.Name)
+	}
+	if children.WantsIngress(dobj) && out.Ingress == nil {
+		return notReady(appv1.ReasonProgressing, "%s %s does not exist yet", children.KindIngress, dobj.Name)
+	}
+	if children.WantsHTTPRoute(dobj) && out.HTTPRoute == nil {
+		return notReady(appv1.ReasonProgressing, "%s %s does not exist yet", children.KindHTTPRoute, dobj.Name)
+	}
+	if d.Status.ObservedGeneration < d.Generation {
+		return notReady(appv1.ReasonProgressing, "waiting for the Deployment controller to observe generation %d of Deployment %s", d.Generation, d.Name)
+	}
+	if c := deploymentCondition(d, appsv1.DeploymentReplicaFailure); c != nil && c.Status == corev1.ConditionTrue {
+		return notReady(appv1.ReasonReplicaFailure, "Deployment %s cannot create or delete pods: %s: %s", d.Name, c.Reason, c.Message)
+	}
+	if c := deploymentCondition(d, appsv1.DeploymentProgressing); c != nil && c.Status == corev1.ConditionFalse && c.Reason == "ProgressDeadlineExceeded" {
+		return notReady(appv1.ReasonProgressDeadlineExceeded, "Deployment %s: %s", d.Name, c.Message)
+	}
+	if d.Spec.Paused {
+		return notReady(appv1.ReasonPaused, "Deployment %s is paused; `kubectl rollout resume deployment/%s` resumes it", d.Name, d.Name)
+	}
+	desired := int32(1)
+	if d.Spec.Replicas != nil {
+		desired = *d.Spec.Replicas
+	}
+	switch {
+	case d.Status.UpdatedReplicas < desired:
+		return notReady(appv1.ReasonProgressing, "%d of %d replicas updated", d.Status.UpdatedReplicas, desired)
+	case d.Status.Replicas > desired:
+		return notReady(appv1.ReasonProgressing, "%d replicas pending termination", d.Status.Replicas-desired)
+	case d.Status.AvailableReplicas < desired:
+		return notReady(appv1.ReasonProgressing, "%d of %d updated replicas available", d.Status.AvailableReplicas, desired)
+	}
+	return metav1.Condition{
+		Type:    appv1.ConditionReady,
+		Status:  metav1.ConditionTrue,
+		Reason:  appv1.ReasonAvailable,
+		Message: fmt.Sprintf("%d of %d replicas available", d.Status.AvailableReplicas, desired),
+	}
+}
+
+func notReady(reason, format string, args ...any) metav1.Condition {
+	return metav1.Condition{
+		Type:    appv1.ConditionReady,
+		Status:  metav1.ConditionFalse,
+		Reason:  reason,
+		Message: children.BoundMessage(fmt.Sprintf(format, args...)),
+	}
+}
+
+// blockedCondition is the Ready condition for problems: the first one's
+// reason, every one's message.
+func blockedCondition(problems []children.Problem) metav1.Condition {
+	msgs := make([]string, len(problems))
+	for i, p := range problems {
+		msgs[i] = p.Message
+	}
+	return notReady(problems[0].Reason, "%s", strings.Join(msgs, "; "))
+}
+
+func deploymentCondition(d *appsv1.Deployment, t appsv1.DeploymentConditionType) *appsv1.DeploymentCondition {
+	for i := range d.Status.Conditions {
+		if d.Status.Conditions[i].Type == t {
+			return &d.Status.Conditions[i]
+		}
+	}
+	return nil
+}
+
+// newProblems are the problems the Ready condition in conds does not
+// report yet, each of which is worth one event.
+func NewProblems(conds []metav1.Condition, problems []children.Problem) []children.Problem {
+	old := meta.FindStatusCondition(conds, appv1.ConditionReady)
+	var out []children.Problem
+	for _, p := range problems {
+		if old == nil || old.Status != metav1.ConditionFalse || !strings.Contains(old.Message, children.BoundMessage(p.Message)) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// readyReason is the reason of the Ready condition in status, for logs.
+func ReadyReason(status appv1.DeployObjectStatus) string {
+	if c := meta.FindStatusCondition(status.Conditions, appv1.ConditionReady); c != nil {
+		return c.Reason
+	}
+	return ""
+}
+
+// statusApplyConfiguration is status as a server-side apply request for
+// dobj's status subresource, on condition that the DeployObject is still at
+// dobj's resourceVersion. Resource versions are unique across objects, so a
+// status computed for a DeployObject that was deleted and created again
+// meanwhile is refused (409) instead of landing on the new one. A UID in the
+// request would not do: the status subresource takes every field but the
+// status from the stored object, the UID included, and checks nothing
+// (TestStatusOfARecreatedDeployObjectIsNotOverwritten). The price is a
+// conflict, retried, when the DeployObject changed since the cache showed
+// it; that change's own event would have brought a new sync anyway.
+func ApplyConfiguration(dobj *appv1.DeployObject, status appv1.DeployObjectStatus) *appapply.DeployObjectApplyConfiguration {
+	st := appapply.DeployObjectStatus().
+		WithObservedGeneration(status.ObservedGeneration).
+		WithReplicas(status.Replicas).
+		WithReadyReplicas(status.ReadyReplicas).
+		WithAvailableReplicas(status.AvailableReplicas).
+		WithUpdatedReplicas(status.UpdatedReplicas).
+		WithSelector(status.Selector)
+	if status.DeploymentHash != "" {
+		st.WithDeploymentHash(status.DeploymentHash)
+	}
+	if status.ConfigHash != "" {
+		st.WithConfigHash(status.ConfigHash)
+	}
+	for _, a := range status.Addresses {
+		st.WithAddresses(appapply.Address().WithType(a.Type).WithValue(a.Value).WithPorts(a.Ports...))
+	}
+	for _, c := range status.Conditions {
+		if !ownCondition(c.Type) {
+			// Conditions of other writers stay theirs.
+			continue
+		}
+		st.WithConditions(metaapply.Condition().
+			WithType(c.Type).
+			WithStatus(c.Status).
+			WithObservedGeneration(c.ObservedGeneration).
+			WithLastTransitionTime(c.LastTransitionTime).
+			WithReason(c.Reason).
+			WithMessage(c.Message))
+	}
+	return appapply.DeployObject(dobj.Name, dobj.Namespace).WithResourceVersion(dobj.ResourceVersion).WithStatus(st)
+}
+
+// ownCondition reports whether the controller writes conditions of type t.
+// A type it no longer writes for a DeployObject is left out of the apply,
+// and server-side apply then removes the condition.
+func ownCondition(t string) bool {
+	return t == appv1.ConditionReady || t == appv1.ConditionDisruptionBudget || t == appv1.ConditionAutoscaling || t == appv1.ConditionRoute ||
+		slices.Contains(progressConditionTypes, t)
+}

@@ -1,0 +1,295 @@
+package testobjects
+
+import (
+	"strings"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/utils/ptr"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	appv1 "deployobject.dev/controller/pkg/apis/app/v1"
+	children "deployobject.dev/controller/pkg/children"
+)
+
+func ConfigMapKeyRef(name, key string, optional bool) corev1.EnvVar {
+	return corev1.EnvVar{Name: strings.ToUpper(key), ValueFrom: &corev1.EnvVarSource{ConfigMapKeyRef: &corev1.ConfigMapKeySelector{
+		LocalObjectReference: corev1.LocalObjectReference{Name: name}, Key: key, Optional: optionalPtr(optional)}}}
+}
+
+func SecretKeyRef(name, key string) corev1.EnvVar {
+	return corev1.EnvVar{Name: strings.ToUpper(key), ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
+		LocalObjectReference: corev1.LocalObjectReference{Name: name}, Key: key}}}
+}
+
+func optionalPtr(b bool) *bool {
+	if !b {
+		return nil
+	}
+	return ptr.To(true)
+}
+
+// configMap is the ConfigMap cfg of the test namespace with data.
+func ConfigMap(name string, data map[string]string) *corev1.ConfigMap {
+	return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: TestKey.Namespace, UID: types.UID("uid-" + name), ResourceVersion: "5"}, Data: data}
+}
+
+var (
+	FixedNow  = metav1.NewTime(time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC))
+	Earlier   = metav1.NewTime(FixedNow.Add(-time.Hour))
+	TestKey   = cache.ObjectName{Namespace: "apps", Name: "web"}
+	resDeploy = schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}
+	resSvc    = schema.GroupVersionResource{Version: "v1", Resource: "services"}
+	ResDObj   = appv1.SchemeGroupVersion.WithResource("deployobjects")
+)
+
+// newDeployObject is a DeployObject as the API server stores it, defaults
+// applied, with the given changes.
+func NewDeployObject(mutate ...func(*appv1.DeployObject)) *appv1.DeployObject {
+	d := &appv1.DeployObject{
+		TypeMeta: metav1.TypeMeta{APIVersion: appv1.SchemeGroupVersion.String(), Kind: "DeployObject"},
+		ObjectMeta: metav1.ObjectMeta{
+			Name: TestKey.Name, Namespace: TestKey.Namespace,
+			UID: "uid-web", Generation: 2, ResourceVersion: "10",
+		},
+		Spec: appv1.DeployObjectSpec{
+			Image:       "nginx:1.27",
+			Replicas:    ptr.To[int32](2),
+			Command:     []string{"nginx"},
+			Args:        []string{"-g", "daemon off;"},
+			Env:         []corev1.EnvVar{{Name: "MODE", Value: "prod"}, {Name: "POD", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.name"}}}},
+			Resources:   corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m")}, Limits: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("128Mi")}},
+			Ports:       []appv1.Port{{Name: "http", ContainerPort: 8080, ServicePort: ptr.To[int32](80), Protocol: corev1.ProtocolTCP}},
+			ServiceType: appv1.ServiceTypeClusterIP,
+		},
+	}
+	for _, m := range mutate {
+		m(d)
+	}
+	// As if an earlier sync had brought the Deployment in line with the
+	// spec: tests of a spec change change the spec afterwards.
+	d.Status.DeploymentHash = MustHash(d)
+	return d
+}
+
+func MustHash(dobj *appv1.DeployObject) string {
+	_, hash := MustStamp(dobj)
+	return hash
+}
+
+// mustStamp is the Deployment the controller creates or applies for dobj,
+// and its hash.
+func MustStamp(dobj *appv1.DeployObject) (*appsv1.Deployment, string) {
+	d, hash, err := children.StampedDeployment(children.DesiredDeployment(dobj, children.ProfileNone))
+	if err != nil {
+		panic(err)
+	}
+	return d, hash
+}
+
+// liveDeployment is the Deployment of dobj as the API server would hold it
+// after creating it and rolling it out: desired plus server defaults and a
+// finished rollout status.
+func LiveDeployment(dobj *appv1.DeployObject) *appsv1.Deployment {
+	d, _ := MustStamp(dobj)
+	d.UID = "uid-deploy"
+	d.ResourceVersion = "20"
+	d.Generation = 1
+	d.Spec.Strategy = appsv1.DeploymentStrategy{Type: appsv1.RollingUpdateDeploymentStrategyType}
+	d.Spec.RevisionHistoryLimit = ptr.To[int32](10)
+	d.Spec.Template.Spec.RestartPolicy = corev1.RestartPolicyAlways
+	d.Spec.Template.Spec.DNSPolicy = corev1.DNSClusterFirst
+	c := &d.Spec.Template.Spec.Containers[0]
+	c.ImagePullPolicy = corev1.PullIfNotPresent
+	c.TerminationMessagePath = corev1.TerminationMessagePathDefault
+	// The API server returns quantities in canonical form.
+	c.Resources.Requests = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("0.1")}
+	r := *d.Spec.Replicas
+	d.Status = appsv1.DeploymentStatus{ObservedGeneration: 1, Replicas: r, UpdatedReplicas: r, ReadyReplicas: r, AvailableReplicas: r}
+	return d
+}
+
+// liveService is the Service of dobj as the API server would hold it.
+func LiveService(dobj *appv1.DeployObject) *corev1.Service {
+	s := children.DesiredService(dobj)
+	if s == nil {
+		return nil
+	}
+	s.UID = "uid-svc"
+	s.ResourceVersion = "30"
+	s.Spec.ClusterIP = "10.96.0.10"
+	s.Spec.ClusterIPs = []string{"10.96.0.10"}
+	s.Spec.SessionAffinity = corev1.ServiceAffinityNone
+	return s
+}
+
+func EqualObjects(a, b any) bool {
+	return equality.Semantic.DeepEqual(a, b)
+}
+
+// withAutoscaling asks for 2 to 5 replicas at 70% CPU.
+func WithAutoscaling(d *appv1.DeployObject) {
+	d.Spec.Autoscaling = &appv1.Autoscaling{MinReplicas: ptr.To[int32](2), MaxReplicas: 5, TargetCPUUtilizationPercentage: ptr.To[int32](70)}
+}
+
+func MustDesiredHPA(dobj *appv1.DeployObject) *autoscalingv2.HorizontalPodAutoscaler {
+	h, err := children.DesiredHPA(dobj)
+	if err != nil {
+		panic(err)
+	}
+	return h
+}
+
+// liveHPA is the HorizontalPodAutoscaler of dobj as the API server holds it
+// once the autoscaler has evaluated it: with the behavior the server
+// defaults when the spec sets one, and a status.
+func LiveHPA(dobj *appv1.DeployObject) *autoscalingv2.HorizontalPodAutoscaler {
+	h := MustDesiredHPA(dobj)
+	if h == nil {
+		return nil
+	}
+	h.UID, h.ResourceVersion, h.Generation = "uid-hpa", "50", 1
+	if b := h.Spec.Behavior; b != nil {
+		max := autoscalingv2.MaxChangePolicySelect
+		if b.ScaleUp == nil {
+			b.ScaleUp = &autoscalingv2.HPAScalingRules{StabilizationWindowSeconds: ptr.To[int32](0)}
+		}
+		if b.ScaleDown == nil {
+			b.ScaleDown = &autoscalingv2.HPAScalingRules{StabilizationWindowSeconds: ptr.To[int32](300)}
+		}
+		for _, r := range []*autoscalingv2.HPAScalingRules{b.ScaleUp, b.ScaleDown} {
+			if r.SelectPolicy == nil {
+				r.SelectPolicy = &max
+			}
+			if r.Policies == nil {
+				r.Policies = []autoscalingv2.HPAScalingPolicy{{Type: autoscalingv2.PercentScalingPolicy, Value: 100, PeriodSeconds: 15}}
+			}
+		}
+	}
+	h.Status = autoscalingv2.HorizontalPodAutoscalerStatus{
+		ObservedGeneration: ptr.To[int64](1),
+		CurrentReplicas:    2,
+		DesiredReplicas:    2,
+		CurrentMetrics: []autoscalingv2.MetricStatus{{Type: autoscalingv2.ResourceMetricSourceType, Resource: &autoscalingv2.ResourceMetricStatus{
+			Name: corev1.ResourceCPU, Current: autoscalingv2.MetricValueStatus{AverageUtilization: ptr.To[int32](40)}}}},
+		Conditions: []autoscalingv2.HorizontalPodAutoscalerCondition{
+			{Type: autoscalingv2.AbleToScale, Status: corev1.ConditionTrue, Reason: "ReadyForNewScale", Message: "recommended size matches current size", LastTransitionTime: Earlier},
+			{Type: autoscalingv2.ScalingActive, Status: corev1.ConditionTrue, Reason: "ValidMetricFound", Message: "the HPA was able to successfully calculate a replica count from cpu resource utilization (percentage of request)", LastTransitionTime: Earlier},
+			{Type: autoscalingv2.ScalingLimited, Status: corev1.ConditionFalse, Reason: "DesiredWithinRange", LastTransitionTime: Earlier},
+		},
+	}
+	return h
+}
+
+func WithHTTPRoute(d *appv1.DeployObject) {
+	d.Spec.Route = &appv1.Route{Port: "http", Hostnames: []string{"shop.example.com"}, ParentRefs: []appv1.GatewayRef{
+		{Name: "public", Namespace: ptr.To("infra"), SectionName: ptr.To("https")},
+		{Name: "internal"},
+	}}
+}
+
+func MustDesiredHTTPRoute(dobj *appv1.DeployObject) *gatewayv1.HTTPRoute {
+	r, err := children.DesiredHTTPRoute(dobj)
+	if err != nil {
+		panic(err)
+	}
+	return r
+}
+
+// parentAccepted is the status a Gateway controller writes for a parent
+// that accepted the route and resolved its backend.
+func parentAccepted(ref gatewayv1.ParentReference, generation int64) gatewayv1.RouteParentStatus {
+	return gatewayv1.RouteParentStatus{ParentRef: ref, ControllerName: "example.com/gateway", Conditions: []metav1.Condition{
+		{Type: "Accepted", Status: metav1.ConditionTrue, Reason: "Accepted", ObservedGeneration: generation},
+		{Type: "ResolvedRefs", Status: metav1.ConditionTrue, Reason: "ResolvedRefs", ObservedGeneration: generation},
+	}}
+}
+
+// liveHTTPRoute is the HTTPRoute of dobj as the API server would hold it,
+// accepted by every parent.
+func LiveHTTPRoute(dobj *appv1.DeployObject) *gatewayv1.HTTPRoute {
+	r := MustDesiredHTTPRoute(dobj)
+	if r == nil {
+		return nil
+	}
+	r.UID, r.ResourceVersion, r.Generation = "uid-route", "70", 1
+	for _, ref := range r.Spec.ParentRefs {
+		r.Status.Parents = append(r.Status.Parents, parentAccepted(ref, 1))
+	}
+	return r
+}
+
+func WithIngress(d *appv1.DeployObject) {
+	d.Spec.Route = &appv1.Route{Port: "http", Hostnames: []string{"shop.example.com", "*.shop.example.com"}, Path: "/api", IngressClassName: ptr.To("nginx"), TLSSecretName: ptr.To("shop-tls")}
+}
+
+// liveIngress is the Ingress of dobj as the API server would hold it,
+// with an address from its ingress controller.
+func LiveIngress(dobj *appv1.DeployObject) *networkingv1.Ingress {
+	i := children.DesiredIngress(dobj)
+	if i == nil {
+		return nil
+	}
+	i.UID, i.ResourceVersion, i.Generation = "uid-ing", "60", 1
+	i.Status.LoadBalancer.Ingress = []networkingv1.IngressLoadBalancerIngress{{IP: "192.0.2.7", Ports: []networkingv1.IngressPortStatus{{Port: 443}}}}
+	return i
+}
+
+// withBudget asks for a PodDisruptionBudget keeping one pod available.
+func WithBudget(d *appv1.DeployObject) {
+	d.Spec.DisruptionBudget = &appv1.DisruptionBudget{MinAvailable: ptr.To(intstr.FromInt32(1))}
+}
+
+// livePDB is the PodDisruptionBudget of dobj as the API server holds it once
+// the disruption controller has counted two healthy pods.
+func LivePDB(dobj *appv1.DeployObject) *policyv1.PodDisruptionBudget {
+	p := children.DesiredPDB(dobj)
+	if p == nil {
+		return nil
+	}
+	p.UID, p.ResourceVersion, p.Generation = "uid-pdb", "40", 1
+	p.Status = policyv1.PodDisruptionBudgetStatus{ObservedGeneration: 1, DisruptionsAllowed: 1, CurrentHealthy: 2, DesiredHealthy: 1, ExpectedPods: 2}
+	return p
+}
+
+// withEveryPodField sets a value in every field of the pod surface.
+func WithEveryPodField(d *appv1.DeployObject) {
+	s := &d.Spec
+	s.ImagePullPolicy = corev1.PullAlways
+	s.EnvFrom = []corev1.EnvFromSource{{ConfigMapRef: &corev1.ConfigMapEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: "cfg"}}}}
+	s.ReadinessProbe = &corev1.Probe{ProbeHandler: corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromString("http")}}}
+	s.LivenessProbe = &corev1.Probe{ProbeHandler: corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"true"}}}}
+	s.StartupProbe = &corev1.Probe{ProbeHandler: corev1.ProbeHandler{GRPC: &corev1.GRPCAction{Port: 9000}}}
+	s.Lifecycle = &corev1.Lifecycle{PreStop: &corev1.LifecycleHandler{Sleep: &corev1.SleepAction{Seconds: 5}}}
+	s.VolumeMounts = []corev1.VolumeMount{{Name: "tmp", MountPath: "/tmp"}}
+	s.SecurityContext = &corev1.SecurityContext{ReadOnlyRootFilesystem: ptr.To(true)}
+	s.Volumes = []appv1.Volume{{Name: "tmp", EmptyDir: &corev1.EmptyDirVolumeSource{}}}
+	s.ServiceAccountName = "app"
+	s.AutomountServiceAccountToken = ptr.To(false)
+	s.ImagePullSecrets = []corev1.LocalObjectReference{{Name: "pull"}}
+	s.PodSecurityContext = &corev1.PodSecurityContext{RunAsNonRoot: ptr.To(true)}
+	s.NodeSelector = map[string]string{"zone": "a"}
+	s.Tolerations = []corev1.Toleration{{Key: "k", Operator: corev1.TolerationOpExists}}
+	s.Affinity = &corev1.Affinity{PodAntiAffinity: &corev1.PodAntiAffinity{}}
+	s.TopologySpreadConstraints = []corev1.TopologySpreadConstraint{{MaxSkew: 1, TopologyKey: "zone", WhenUnsatisfiable: corev1.ScheduleAnyway}}
+	s.PriorityClassName = "high"
+	s.TerminationGracePeriodSeconds = ptr.To[int64](45)
+	s.PodMetadata = &appv1.PodMetadata{Labels: map[string]string{"team": "a"}, Annotations: map[string]string{"a": "b"}}
+	s.InitContainers = []corev1.Container{{Name: "init", Image: "i"}}
+	s.Sidecars = []corev1.Container{{Name: "side", Image: "s"}}
+	s.Strategy = &appsv1.DeploymentStrategy{Type: appsv1.RecreateDeploymentStrategyType}
+	s.MinReadySeconds = 3
+	s.ProgressDeadlineSeconds = ptr.To[int32](60)
+	s.RevisionHistoryLimit = ptr.To[int32](2)
+}
