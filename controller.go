@@ -53,7 +53,7 @@ type Controller struct {
 	client     clientset.Interface
 
 	deployObjects listers.DeployObjectLister
-	// The child caches hold packed objects (see packed.go).
+	// The child caches hold packed objects (see pkg/caches/packed.go).
 	deployments caches.PackedLister[appsv1.Deployment, *appsv1.Deployment]
 	services    caches.PackedLister[corev1.Service, *corev1.Service]
 	pdbs        caches.PackedLister[policyv1.PodDisruptionBudget, *policyv1.PodDisruptionBudget]
@@ -85,7 +85,7 @@ type Controller struct {
 }
 
 // NewController wires the informers' event handlers to the work queue. The
-// child informers must be restricted to objects carrying managedByLabel.
+// child informers must be restricted to objects carrying children.ManagedByLabel.
 func NewController(
 	ctx context.Context,
 	kubeClient kubernetes.Interface,
@@ -176,7 +176,7 @@ func (c *Controller) childEventHandler() cache.ResourceEventHandlerFuncs {
 }
 
 // watchGatewayAPI starts the HTTPRoute cache once the cluster serves
-// HTTPRoutes (see gatewayRoutes), then syncs every DeployObject that asks
+// HTTPRoutes (see caches.GatewayRoutes), then syncs every DeployObject that asks
 // for an HTTPRoute: each was left Ready=False GatewayAPIUnavailable without
 // a retry, waiting for this. It returns when ctx ends.
 func (c *Controller) watchGatewayAPI(ctx context.Context) {
@@ -508,7 +508,7 @@ func (c *Controller) syncChildren(ctx context.Context, dobj *appv1.DeployObject)
 		return out, actions, err
 	}
 	// Both the hold and the sync read the cached Deployment: one decode
-	// of it serves both (see packed.go).
+	// of it serves both (see pkg/caches/packed.go).
 	cachedDeployment, cachedErr := c.deployments.In(dobj.Namespace)(dobj.Name)
 	cached := func(string) (*appsv1.Deployment, error) { return cachedDeployment, cachedErr }
 	held, err := c.holdDeployment(ctx, dobj, cached, desired, cfg, &out)
@@ -624,7 +624,7 @@ func (c *Controller) holdDeployment(ctx context.Context, dobj *appv1.DeployObjec
 	case err != nil:
 		return false, fmt.Errorf("reading Deployment %s from cache: %w", dobj.Name, err)
 	case !metav1.IsControlledBy(live, dobj):
-		// Adoption or a conflict: syncChild knows what to do.
+		// Adoption or a conflict: children.Sync knows what to do.
 		live = nil
 	}
 	if len(cfg.Missing) > 0 {

@@ -500,7 +500,7 @@ func mustAdd(t *testing.T, indexer cache.Indexer, obj any) {
 	}
 }
 
-// sync runs one sync of testKey and returns its error and the write actions
+// sync runs one sync of testobjects.TestKey and returns its error and the write actions
 // both clients saw (reads by the informers are not part of what is tested).
 func (f *fixture) sync() (error, []core.Action) {
 	f.t.Helper()
@@ -1997,7 +1997,7 @@ func testMetrics() *metrics.Metrics {
 // TestLeaseLostCancelsSyncs: when the lease is lost, while working or while
 // the syncs in flight finish after SIGTERM, another replica may take over,
 // so the syncs' requests are cancelled at once, not at the end of the grace
-// period, and runAsLeader reports the loss for the process to exit 1.
+// period, and leaderelection.Run reports the loss for the process to exit 1.
 func TestLeaseLostCancelsSyncs(t *testing.T) {
 	for _, duringShutdown := range []bool{false, true} {
 		t.Run(fmt.Sprintf("during shutdown %v", duringShutdown), func(t *testing.T) {

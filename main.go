@@ -1,3 +1,11 @@
+// Command deployobject-controller keeps, for every DeployObject
+// (app.deployobject.dev/v1), a Deployment and, when the DeployObject asks
+// for them, a Service, PodDisruptionBudget, HorizontalPodAutoscaler and
+// Ingress or HTTPRoute in line with it, and reports their state in the
+// DeployObject's status.
+//
+// main.go wires the process (flags, clients, informers, leader election,
+// servers); controller.go holds the controller itself.
 package main
 
 import (

@@ -10,8 +10,8 @@ import (
 	children "deployobject.dev/controller/pkg/children"
 )
 
-// valueHash is the hash the cache keeps of one value: the first 8 bytes of
-// its SHA-256, held as bytes (configData shows them as 16 hex digits). A
+// ValueHash is the hash the cache keeps of one value: the first 8 bytes of
+// its SHA-256, held as bytes (configrollout.Data shows them as 16 hex digits). A
 // Secret's values are hashed together with its UID, which only those who
 // may read the Secret know: the hash lands in the pod template, which many
 // more may read, and a plain hash of a short secret could be reversed by
@@ -40,7 +40,7 @@ func ValueHash(salt string, value []byte) []byte {
 //
 // client-go may pass an object that is already in the cache to the
 // transform again (its TransformFunc must be idempotent): a packed object
-// passes transformObject unchanged. Hashing the hashes would change the
+// passes Transform unchanged. Hashing the hashes would change the
 // config hash of every DeployObject using the object, rolling out pods
 // whose data did not change.
 

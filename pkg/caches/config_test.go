@@ -44,8 +44,8 @@ func TestConfigCacheHoldsNoValue(t *testing.T) {
 			}
 		}
 	}
-	cm := ThroughCache(t, cmIn.DeepCopy(), corev1.Resource("configmaps"), NewPackedLister[corev1.ConfigMap])
-	s := ThroughCache(t, secretIn.DeepCopy(), corev1.Resource("secrets"), NewPackedLister[corev1.Secret])
+	cm := throughCache(t, cmIn.DeepCopy(), corev1.Resource("configmaps"), NewPackedLister[corev1.ConfigMap])
+	s := throughCache(t, secretIn.DeepCopy(), corev1.Resource("secrets"), NewPackedLister[corev1.Secret])
 	wantCM := &corev1.ConfigMap{BinaryData: map[string][]byte{"level": ValueHash("", []byte("info")), "bin": ValueHash("", []byte("s3cret"))}}
 	wantSecret := &corev1.Secret{Data: map[string][]byte{"password": ValueHash("u1", []byte("s3cret"))}}
 	if !equality.Semantic.DeepEqual(cm, wantCM) || !equality.Semantic.DeepEqual(s, wantSecret) {

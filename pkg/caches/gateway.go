@@ -18,13 +18,13 @@ import (
 	children "deployobject.dev/controller/pkg/children"
 )
 
-// gatewayAPIRecheck is how often the controller asks discovery whether the
+// GatewayAPIRecheck is how often the controller asks discovery whether the
 // cluster serves HTTPRoutes, until it does: one small GET, for clusters
 // where the Gateway API CRDs are installed after the controller started.
-// Tests set gatewayRoutes.recheck instead.
+// Tests set GatewayRoutes.recheck instead.
 const GatewayAPIRecheck = 20 * time.Second
 
-// gatewayRoutes is the HTTPRoute cache, which exists only once the cluster
+// GatewayRoutes is the HTTPRoute cache, which exists only once the cluster
 // serves HTTPRoutes. Without the Gateway API CRDs, an informer for them
 // could never sync and would hold back every other sync; instead the
 // controller starts it when discovery first shows the CRDs, without a
@@ -34,7 +34,7 @@ type GatewayRoutes struct {
 	Discovery discovery.DiscoveryInterface
 	// informer builds the HTTPRoute informer, with its transform.
 	Informer func() (cache.SharedIndexInformer, error)
-	// recheck is gatewayAPIRecheck, or shorter in tests.
+	// recheck is GatewayAPIRecheck, or shorter in tests.
 	Recheck time.Duration
 
 	mu     sync.RWMutex
@@ -82,7 +82,7 @@ func (g *GatewayRoutes) served() (bool, error) {
 }
 
 // run waits until the cluster serves HTTPRoutes, asking every
-// gatewayAPIRecheck, then starts the HTTPRoute informer with handler, and
+// GatewayAPIRecheck, then starts the HTTPRoute informer with handler, and
 // once it has synced makes its lister available and calls synced. It
 // returns when ctx ends.
 func (g *GatewayRoutes) Run(ctx context.Context, handler cache.ResourceEventHandler, synced func()) {

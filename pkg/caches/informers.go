@@ -27,12 +27,12 @@ import (
 	informers "deployobject.dev/controller/pkg/generated/informers/externalversions"
 )
 
-// newInformerFactories returns the factories of the controller's informers,
+// NewInformerFactories returns the factories of the controller's informers,
 // which decide what the caches hold: every DeployObject in the watched
 // namespaces, resynced every resync period; only the children (Deployments,
 // Services, PodDisruptionBudgets, HorizontalPodAutoscalers, Ingresses) that carry the
 // controller's managed-by label, never resynced (the handlers drop child
-// resyncs anyway); all trimmed by transformObject. A kind no DeployObject
+// resyncs anyway); all trimmed by Transform. A kind no DeployObject
 // asks for costs an empty cache and one watch, nothing per DeployObject.
 //
 // The informers are registered here without the namespace index that the
@@ -44,7 +44,7 @@ import (
 // HorizontalPodAutoscalers(), Ingresses(), DeployObjects()) return these.
 //
 // Each informer carries id's name, under which client-go reports its
-// metrics (see namedInformers).
+// metrics (see NamedInformers).
 func NewInformerFactories(kubeClient kubernetes.Interface, client clientset.Interface, namespace string, resync time.Duration, id NamedInformers) (informers.SharedInformerFactory, kubeinformers.SharedInformerFactory) {
 	dobjFactory := informers.NewSharedInformerFactoryWithOptions(client, resync,
 		informers.WithNamespace(namespace),
@@ -86,10 +86,10 @@ func managedOnly(o *metav1.ListOptions) {
 	o.LabelSelector = labels.Set{children.ManagedByLabel: children.ManagedByValue}.String()
 }
 
-// newHTTPRouteInformer is the informer of HTTPRoutes, built as the child
-// informers of newInformerFactories are: labelled objects only, trimmed,
+// NewHTTPRouteInformer is the informer of HTTPRoutes, built as the child
+// informers of NewInformerFactories are: labelled objects only, trimmed,
 // never resynced, without indexes. It is not in a factory, because it is
-// started only once the cluster serves HTTPRoutes (see gatewayRoutes).
+// started only once the cluster serves HTTPRoutes (see GatewayRoutes).
 func NewHTTPRouteInformer(client gatewayclient.Interface, namespace string, id NamedInformers) (cache.SharedIndexInformer, error) {
 	l := client.GatewayV1().HTTPRoutes(namespace)
 	inf := id.informer(client, &gatewayv1.HTTPRoute{}, gatewayv1.SchemeGroupVersion.WithResource("httproutes"), 0, listWatch(l.List, l.Watch, managedOnly))
@@ -99,7 +99,7 @@ func NewHTTPRouteInformer(client gatewayclient.Interface, namespace string, id N
 	return inf, nil
 }
 
-// namedInformers gives informers a name and a metrics provider, for
+// NamedInformers gives informers a name and a metrics provider, for
 // client-go's informer metrics: informer_queued_items and
 // informer_processing_latency_seconds need the name, and
 // informer_store_resource_version also needs the provider passed to the
@@ -142,7 +142,7 @@ func listWatch[L runtime.Object](list func(context.Context, metav1.ListOptions) 
 	}
 }
 
-// registerConfigInformers adds to childFactory the ConfigMap informer and,
+// RegisterConfigInformers adds to childFactory the ConfigMap informer and,
 // with secrets (--track-secrets), the Secret informer. Unlike the children,
 // they watch every object of the watched namespaces: a DeployObject may
 // use any ConfigMap. What they cache is per-key hashes of the values (see

@@ -27,7 +27,7 @@ import (
 )
 
 // TestInformerFactories: the typed accessors return the informers
-// newInformerFactories registers, which list children by the managed-by
+// NewInformerFactories registers, which list children by the managed-by
 // label (so the children of others are not cached), cache trimmed objects,
 // keep no indexes, and report client-go's informer metrics under their name.
 func TestInformerFactories(t *testing.T) {

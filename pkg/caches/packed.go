@@ -111,7 +111,7 @@ func pack(obj protoObject) (*Packed, error) {
 	return p, nil
 }
 
-// packedLister reads a cache of packed objects of one kind, T, whose
+// PackedLister reads a cache of packed objects of one kind, T, whose
 // pointer type is P.
 type PackedLister[T any, P interface {
 	*T

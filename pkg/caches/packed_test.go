@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/diff"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/utils/ptr"
 
 	children "deployobject.dev/controller/pkg/children"
 	testobjects "deployobject.dev/controller/pkg/testobjects"
@@ -34,7 +35,7 @@ func TestPackedCacheReadsBackTheTrimmedObject(t *testing.T) {
 	withManagedFields(&d.ObjectMeta)
 	s := testobjects.LiveService(dobj)
 	withManagedFields(&s.ObjectMeta)
-	s.Status.LoadBalancer.Ingress = []corev1.LoadBalancerIngress{{IP: "192.0.2.1", IPMode: children.PtrTo(corev1.LoadBalancerIPModeVIP)}}
+	s.Status.LoadBalancer.Ingress = []corev1.LoadBalancerIngress{{IP: "192.0.2.1", IPMode: ptr.To(corev1.LoadBalancerIPModeVIP)}}
 
 	// Protobuf carries the kind outside the object, so objects read back
 	// have none, as objects decoded from a watch have none.
@@ -45,11 +46,11 @@ func TestPackedCacheReadsBackTheTrimmedObject(t *testing.T) {
 			t.Errorf("%s: read back differently (-want +got):\n%s", name, diff.Diff(want, got))
 		}
 	}
-	check("Deployment", ThroughCache(t, d.DeepCopy(), appsv1.Resource("deployments"), NewPackedLister[appsv1.Deployment]), children.SlimDeployment(d.DeepCopy()))
-	check("Service", ThroughCache(t, s.DeepCopy(), corev1.Resource("services"), NewPackedLister[corev1.Service]), children.SlimService(s.DeepCopy()))
-	check("PodDisruptionBudget", ThroughCache(t, testobjects.LivePDB(dobj), policyv1.Resource("poddisruptionbudgets"), NewPackedLister[policyv1.PodDisruptionBudget]), children.SlimPDB(testobjects.LivePDB(dobj)))
-	check("HorizontalPodAutoscaler", ThroughCache(t, testobjects.LiveHPA(dobj), autoscalingv2.Resource("horizontalpodautoscalers"), NewPackedLister[autoscalingv2.HorizontalPodAutoscaler]), children.SlimHPA(testobjects.LiveHPA(dobj)))
-	check("Ingress", ThroughCache(t, testobjects.LiveIngress(dobj), networkingv1.Resource("ingresses"), NewPackedLister[networkingv1.Ingress]), children.SlimIngress(testobjects.LiveIngress(dobj)))
+	check("Deployment", throughCache(t, d.DeepCopy(), appsv1.Resource("deployments"), NewPackedLister[appsv1.Deployment]), children.SlimDeployment(d.DeepCopy()))
+	check("Service", throughCache(t, s.DeepCopy(), corev1.Resource("services"), NewPackedLister[corev1.Service]), children.SlimService(s.DeepCopy()))
+	check("PodDisruptionBudget", throughCache(t, testobjects.LivePDB(dobj), policyv1.Resource("poddisruptionbudgets"), NewPackedLister[policyv1.PodDisruptionBudget]), children.SlimPDB(testobjects.LivePDB(dobj)))
+	check("HorizontalPodAutoscaler", throughCache(t, testobjects.LiveHPA(dobj), autoscalingv2.Resource("horizontalpodautoscalers"), NewPackedLister[autoscalingv2.HorizontalPodAutoscaler]), children.SlimHPA(testobjects.LiveHPA(dobj)))
+	check("Ingress", throughCache(t, testobjects.LiveIngress(dobj), networkingv1.Resource("ingresses"), NewPackedLister[networkingv1.Ingress]), children.SlimIngress(testobjects.LiveIngress(dobj)))
 
 	indexer := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{})
 	mustAdd(t, indexer, d.DeepCopy())

@@ -18,7 +18,7 @@ import (
 // defaulted field, and annotations such as kubectl's last-applied
 // configuration can be larger than the rest of an object. Cached objects
 // are never written back: an update starts from a fresh read of the live
-// object (see syncChild), so nothing dropped here can be lost.
+// object (see children.Sync), so nothing dropped here can be lost.
 //
 // Each transform trims the freshly decoded object in place, so an event
 // costs no second allocation of the object. The children with a protobuf
@@ -31,7 +31,7 @@ import (
 // own name in its labels and owner references at its name: decoded, every
 // object holds its own copy of each.
 
-// transformObject dispatches on the type the informer delivers; anything
+// Transform dispatches on the type the informer delivers; anything
 // else (tombstones are not transformed) passes unchanged.
 func Transform(obj any) (any, error) {
 	switch o := obj.(type) {

@@ -79,8 +79,8 @@ func TestSlimCacheAnswersLikeTheFullObject(t *testing.T) {
 			fullSvc := testobjects.LiveService(dobj)
 			drift(full, fullSvc)
 
-			slim := ThroughCache(t, full.DeepCopy(), appsv1.Resource("deployments"), NewPackedLister[appsv1.Deployment])
-			slimSvc := ThroughCache(t, fullSvc.DeepCopy(), corev1.Resource("services"), NewPackedLister[corev1.Service])
+			slim := throughCache(t, full.DeepCopy(), appsv1.Resource("deployments"), NewPackedLister[appsv1.Deployment])
+			slimSvc := throughCache(t, fullSvc.DeepCopy(), corev1.Resource("services"), NewPackedLister[corev1.Service])
 			if a, b := children.DeploymentInSync(full, children.DesiredDeployment(dobj, children.ProfileNone)), children.DeploymentInSync(slim, children.DesiredDeployment(dobj, children.ProfileNone)); a != b {
 				t.Errorf("deploymentMatches: full %v, slim %v", a, b)
 			}
@@ -226,7 +226,7 @@ func roundTrip(t *testing.T, in, out any) {
 
 // throughCache is obj as a sync reads it from its informer's cache:
 // transformed, stored, and read back through the kind's lister.
-func ThroughCache[T any, P interface {
+func throughCache[T any, P interface {
 	*T
 	protoObject
 }](t *testing.T, obj P, resource schema.GroupResource, lister func(cache.Indexer, schema.GroupResource) PackedLister[T, P]) P {

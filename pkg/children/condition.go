@@ -13,13 +13,13 @@ func reasonOr(reason, fallback string) string {
 	return reason
 }
 
-// maxConditionMessage bounds the messages the controller writes, far below
+// MaxConditionMessage bounds the messages the controller writes, far below
 // the 32768 characters the Condition schema allows: an error can quote
 // rejected values at length, and a message over the limit would make the
 // status write itself invalid.
 const MaxConditionMessage = 4096
 
-// boundMessage cuts s to at most maxConditionMessage bytes, on a character
+// BoundMessage cuts s to at most MaxConditionMessage bytes, on a character
 // boundary, marking the cut.
 func BoundMessage(s string) string {
 	const mark = " [truncated]"

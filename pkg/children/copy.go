@@ -1,7 +1,12 @@
 package children
 
-func PtrTo[T any](v T) *T { return &v }
+// The builders copy what they take from a DeployObject, so that a desired
+// object never shares a slice, map or pointer with the cached DeployObject
+// (the cache must not be changed through it). Empty slices and maps become
+// nil, as the API server stores them, which slices.Clone and maps.Clone do
+// not do: a desired object then compares and hashes like a live one.
 
+// copyPtr is a copy of *p, or nil.
 func copyPtr[T any](p *T) *T {
 	if p == nil {
 		return nil
@@ -10,6 +15,7 @@ func copyPtr[T any](p *T) *T {
 	return &v
 }
 
+// cloneSlice is a shallow copy of s, nil when s is empty.
 func cloneSlice[S ~[]E, E any](s S) S {
 	if len(s) == 0 {
 		return nil
@@ -17,6 +23,7 @@ func cloneSlice[S ~[]E, E any](s S) S {
 	return append(S(nil), s...)
 }
 
+// cloneMap is a copy of m, nil when m is empty.
 func cloneMap[M ~map[K]V, K comparable, V any](m M) M {
 	if len(m) == 0 {
 		return nil
@@ -31,6 +38,7 @@ func cloneMap[M ~map[K]V, K comparable, V any](m M) M {
 // deepCopier is a Kubernetes API type with its generated DeepCopy.
 type deepCopier[E any] interface{ DeepCopy() *E }
 
+// deepCopySlice is a deep copy of s, nil when s is empty.
 func deepCopySlice[E any, PE interface {
 	*E
 	deepCopier[E]

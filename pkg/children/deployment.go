@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/client-go/util/csaupgrade"
+	"k8s.io/utils/ptr"
 
 	appv1 "deployobject.dev/controller/pkg/apis/app/v1"
 )
@@ -31,7 +32,7 @@ import (
 // (covers) and desired is the one last applied, which status.deploymentHash
 // records. A spec change that only removes a field changes the hash.
 
-// desiredDeployment is the Deployment dobj asks for, holding only the
+// DesiredDeployment is the Deployment dobj asks for, holding only the
 // fields the spec sets.
 func DesiredDeployment(dobj *appv1.DeployObject, profile PodSecurityProfile) *appsv1.Deployment {
 	replicas := int32(1)
@@ -60,7 +61,7 @@ func derefCopy(s *appsv1.DeploymentStrategy) appsv1.DeploymentStrategy {
 	return *s.DeepCopy()
 }
 
-// deploymentInSync reports whether live holds every value desired sets. The
+// DeploymentInSync reports whether live holds every value desired sets. The
 // selector is not compared: it is immutable and made from the name.
 func DeploymentInSync(live, desired *appsv1.Deployment) bool {
 	if !HasLabels(live.Labels, desired.Labels) ||
@@ -86,7 +87,7 @@ func deploymentHash(desired *appsv1.Deployment) (string, error) {
 	return hash, nil
 }
 
-// stampedDeployment is desired with its hash: in the annotation the
+// StampedDeployment is desired with its hash: in the annotation the
 // Deployment carries, and returned for the status.
 func StampedDeployment(desired *appsv1.Deployment) (*appsv1.Deployment, string, error) {
 	hash, err := deploymentHash(desired)
@@ -97,7 +98,7 @@ func StampedDeployment(desired *appsv1.Deployment) (*appsv1.Deployment, string, 
 	return desired, hash, nil
 }
 
-// deploymentApplied reports whether live is in line with desired, whose
+// DeploymentApplied reports whether live is in line with desired, whose
 // hash is hash: it holds every value desired sets, and desired is what was
 // last applied, as recorded in the status (lastHash) or, on a Deployment
 // read from the API server rather than the cache, in its annotation.
@@ -161,8 +162,8 @@ func pruneUnset(m map[string]any) {
 	}
 }
 
-// The cache keeps of a Deployment, packed (see packed.go), the fields
-// deploymentInSync compares and the status readyCondition reads.
+// The cache keeps of a Deployment, packed (see pkg/caches/packed.go), the fields
+// DeploymentInSync compares and the status status.ReadyCondition reads.
 func SlimDeployment(d *appsv1.Deployment) *appsv1.Deployment {
 	d.ObjectMeta = SlimMeta(d.ObjectMeta)
 	spec := d.Spec
@@ -209,7 +210,7 @@ func slimPodSpec(p corev1.PodSpec) corev1.PodSpec {
 	}
 }
 
-// readConditions keeps the conditions readyCondition reads, and only while
+// readConditions keeps the conditions status.ReadyCondition reads, and only while
 // they say something is wrong: ReplicaFailure when True, Progressing when
 // False. Most Deployments keep none.
 func readConditions(conds []appsv1.DeploymentCondition) []appsv1.DeploymentCondition {
@@ -223,13 +224,13 @@ func readConditions(conds []appsv1.DeploymentCondition) []appsv1.DeploymentCondi
 	return kept
 }
 
-// deploymentWriter is the part of the Deployments client applyDeployment
+// deploymentWriter is the part of the Deployments client ApplyDeployment
 // uses.
 type deploymentWriter interface {
 	Patch(ctx context.Context, name string, pt types.PatchType, data []byte, opts metav1.PatchOptions, subresources ...string) (*appsv1.Deployment, error)
 }
 
-// applyDeployment brings live in line with desired by server-side apply,
+// ApplyDeployment brings live in line with desired by server-side apply,
 // at live's resourceVersion. The controller creates Deployments with a
 // create request, which records its fields as set by an update; they are
 // first moved to its apply entry in managedFields, once per Deployment, so
@@ -249,5 +250,5 @@ func ApplyDeployment(ctx context.Context, deployments deploymentWriter, live, de
 	if err != nil {
 		return nil, err
 	}
-	return deployments.Patch(ctx, live.Name, types.ApplyPatchType, body, metav1.PatchOptions{FieldManager: FieldManager, Force: PtrTo(true)})
+	return deployments.Patch(ctx, live.Name, types.ApplyPatchType, body, metav1.PatchOptions{FieldManager: FieldManager, Force: ptr.To(true)})
 }

@@ -6,6 +6,7 @@ import (
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	appv1 "deployobject.dev/controller/pkg/apis/app/v1"
 )
@@ -34,7 +35,7 @@ func WantsAutoscaling(dobj *appv1.DeployObject) bool {
 	return dobj.Spec.Autoscaling != nil
 }
 
-// desiredHPA is the HorizontalPodAutoscaler dobj asks for, stamped with the
+// DesiredHPA is the HorizontalPodAutoscaler dobj asks for, stamped with the
 // hash of its spec; nil when dobj asks for none.
 func DesiredHPA(dobj *appv1.DeployObject) (*autoscalingv2.HorizontalPodAutoscaler, error) {
 	a := dobj.Spec.Autoscaling
@@ -83,7 +84,7 @@ func DesiredHPA(dobj *appv1.DeployObject) (*autoscalingv2.HorizontalPodAutoscale
 	return h, nil
 }
 
-// hpaInSync reports whether live is in line with desired: it was last
+// HPAInSync reports whether live is in line with desired: it was last
 // written from the same spec, holds every value desired sets, and has no
 // behavior when desired has none (the API server adds none then).
 func HPAInSync(live, desired *autoscalingv2.HorizontalPodAutoscaler) bool {
@@ -93,7 +94,7 @@ func HPAInSync(live, desired *autoscalingv2.HorizontalPodAutoscaler) bool {
 		Covers(live.Spec, desired.Spec)
 }
 
-// mergeHPA returns live with desired's labels, hash and spec, and whether
+// MergeHPA returns live with desired's labels, hash and spec, and whether
 // that changed anything. When nothing changed it returns live itself.
 func MergeHPA(live, desired *autoscalingv2.HorizontalPodAutoscaler) (*autoscalingv2.HorizontalPodAutoscaler, bool) {
 	if HPAInSync(live, desired) {
@@ -106,8 +107,8 @@ func MergeHPA(live, desired *autoscalingv2.HorizontalPodAutoscaler) (*autoscalin
 	return out, true
 }
 
-// slimHPA keeps the spec, the hash annotation hpaInSync reads, and the
-// status autoscalingCondition reads; metrics readings, which change at every
+// SlimHPA keeps the spec, the hash annotation HPAInSync reads, and the
+// status AutoscalingCondition reads; metrics readings, which change at every
 // evaluation, are dropped.
 func SlimHPA(h *autoscalingv2.HorizontalPodAutoscaler) *autoscalingv2.HorizontalPodAutoscaler {
 	h.ObjectMeta = slimMetaKeeping(h.ObjectMeta, appv1.AnnotationAutoscalerHash)
@@ -128,7 +129,7 @@ func SlimHPA(h *autoscalingv2.HorizontalPodAutoscaler) *autoscalingv2.Horizontal
 	return h
 }
 
-// autoscalingCondition reports the HorizontalPodAutoscaler of dobj: why it
+// AutoscalingCondition reports the HorizontalPodAutoscaler of dobj: why it
 // is missing (problem, when the sync could not make it), or whether it can
 // scale, from its own AbleToScale and ScalingActive conditions. Metric
 // readings are left out: they change at every evaluation, and each change
@@ -157,7 +158,7 @@ func AutoscalingCondition(dobj *appv1.DeployObject, hpa *autoscalingv2.Horizonta
 	default:
 		c.Status, c.Reason = metav1.ConditionTrue, reasonOr(active.Reason, "ScalingActive")
 		c.Message = fmt.Sprintf("%s %s: %d current, %d desired replicas, between %d and %d",
-			KindHPA, hpa.Name, hpa.Status.CurrentReplicas, hpa.Status.DesiredReplicas, ptrOr(hpa.Spec.MinReplicas, 1), hpa.Spec.MaxReplicas)
+			KindHPA, hpa.Name, hpa.Status.CurrentReplicas, hpa.Status.DesiredReplicas, ptr.Deref(hpa.Spec.MinReplicas, 1), hpa.Spec.MaxReplicas)
 		if limited := hpaCondition(hpa, autoscalingv2.ScalingLimited); limited != nil && limited.Status == corev1.ConditionTrue {
 			c.Message += "; limited: " + limited.Message
 		}
@@ -173,11 +174,4 @@ func hpaCondition(h *autoscalingv2.HorizontalPodAutoscaler, t autoscalingv2.Hori
 		}
 	}
 	return nil
-}
-
-func ptrOr[T any](p *T, fallback T) T {
-	if p == nil {
-		return fallback
-	}
-	return *p
 }

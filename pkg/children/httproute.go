@@ -6,6 +6,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	appv1 "deployobject.dev/controller/pkg/apis/app/v1"
@@ -18,7 +19,7 @@ import (
 //
 // The controller owns the whole spec and its labels. The Gateway API CRDs
 // fill in defaults (parent and backend group and kind, the backend weight,
-// the match type), which desiredHTTPRoute sets explicitly; a live route is
+// the match type), which DesiredHTTPRoute sets explicitly; a live route is
 // in line when it holds every value the desired one sets (covers) and
 // carries the hash of the desired spec, as the HorizontalPodAutoscaler
 // does, so that a field the spec stops setting is told from a default the
@@ -27,7 +28,7 @@ import (
 
 const KindHTTPRoute = "HTTPRoute"
 
-// gatewayAPIGroupVersion is what discovery must serve, with httproutes.
+// GatewayAPIGroupVersion is what discovery must serve, with httproutes.
 var GatewayAPIGroupVersion = gatewayv1.SchemeGroupVersion
 
 func WantsHTTPRoute(dobj *appv1.DeployObject) bool {
@@ -35,7 +36,7 @@ func WantsHTTPRoute(dobj *appv1.DeployObject) bool {
 	return r != nil && len(r.ParentRefs) > 0
 }
 
-// desiredHTTPRoute is the HTTPRoute dobj asks for, stamped with the hash of
+// DesiredHTTPRoute is the HTTPRoute dobj asks for, stamped with the hash of
 // its spec; nil when dobj asks for none. It sends path and below, for every
 // hostname, to the Service's route port, which a backend names by number.
 func DesiredHTTPRoute(dobj *appv1.DeployObject) (*gatewayv1.HTTPRoute, error) {
@@ -52,8 +53,8 @@ func DesiredHTTPRoute(dobj *appv1.DeployObject) (*gatewayv1.HTTPRoute, error) {
 	parents := make([]gatewayv1.ParentReference, len(r.ParentRefs))
 	for i, p := range r.ParentRefs {
 		parents[i] = gatewayv1.ParentReference{
-			Group:       PtrTo(gatewayv1.Group(gatewayv1.GroupName)),
-			Kind:        PtrTo(gatewayv1.Kind("Gateway")),
+			Group:       ptr.To(gatewayv1.Group(gatewayv1.GroupName)),
+			Kind:        ptr.To(gatewayv1.Kind("Gateway")),
 			Name:        gatewayv1.ObjectName(p.Name),
 			Namespace:   (*gatewayv1.Namespace)(copyPtr(p.Namespace)),
 			SectionName: (*gatewayv1.SectionName)(copyPtr(p.SectionName)),
@@ -70,17 +71,17 @@ func DesiredHTTPRoute(dobj *appv1.DeployObject) (*gatewayv1.HTTPRoute, error) {
 			Hostnames:       hostnames,
 			Rules: []gatewayv1.HTTPRouteRule{{
 				Matches: []gatewayv1.HTTPRouteMatch{{Path: &gatewayv1.HTTPPathMatch{
-					Type:  PtrTo(gatewayv1.PathMatchPathPrefix),
-					Value: PtrTo(RoutePath(r)),
+					Type:  ptr.To(gatewayv1.PathMatchPathPrefix),
+					Value: ptr.To(RoutePath(r)),
 				}}},
 				BackendRefs: []gatewayv1.HTTPBackendRef{{BackendRef: gatewayv1.BackendRef{
 					BackendObjectReference: gatewayv1.BackendObjectReference{
-						Group: PtrTo(gatewayv1.Group("")),
-						Kind:  PtrTo(gatewayv1.Kind("Service")),
+						Group: ptr.To(gatewayv1.Group("")),
+						Kind:  ptr.To(gatewayv1.Kind("Service")),
 						Name:  gatewayv1.ObjectName(dobj.Name),
 						Port:  &port,
 					},
-					Weight: PtrTo[int32](1),
+					Weight: ptr.To[int32](1),
 				}}},
 			}},
 		},
@@ -93,7 +94,7 @@ func DesiredHTTPRoute(dobj *appv1.DeployObject) (*gatewayv1.HTTPRoute, error) {
 	return route, nil
 }
 
-// mergeHTTPRoute returns live with desired's labels, hash and spec, and
+// MergeHTTPRoute returns live with desired's labels, hash and spec, and
 // whether that changed anything. When nothing changed it returns live
 // itself.
 func MergeHTTPRoute(live, desired *gatewayv1.HTTPRoute) (*gatewayv1.HTTPRoute, bool) {
@@ -109,9 +110,9 @@ func MergeHTTPRoute(live, desired *gatewayv1.HTTPRoute) (*gatewayv1.HTTPRoute, b
 	return out, true
 }
 
-// slimHTTPRoute keeps the spec, the hash annotation mergeHTTPRoute reads,
+// SlimHTTPRoute keeps the spec, the hash annotation MergeHTTPRoute reads,
 // and of the status, each parent's Accepted and ResolvedRefs conditions,
-// which httpRouteCondition reads.
+// which HTTPRouteCondition reads.
 func SlimHTTPRoute(r *gatewayv1.HTTPRoute) *gatewayv1.HTTPRoute {
 	r.ObjectMeta = slimMetaKeeping(r.ObjectMeta, appv1.AnnotationRouteHash)
 	parents := r.Status.Parents
@@ -130,7 +131,7 @@ func SlimHTTPRoute(r *gatewayv1.HTTPRoute) *gatewayv1.HTTPRoute {
 	return r
 }
 
-// httpRouteCondition reports the HTTPRoute of dobj: why it is missing
+// HTTPRouteCondition reports the HTTPRoute of dobj: why it is missing
 // (problem, when the sync could not make it, or the cluster does not serve
 // HTTPRoutes), or whether every parent Gateway asked for has accepted it
 // and resolved its backend, from the Accepted and ResolvedRefs conditions
@@ -178,9 +179,9 @@ func HTTPRouteCondition(dobj *appv1.DeployObject, route *gatewayv1.HTTPRoute, pr
 	return c
 }
 
-// parentName is ref's Gateway as namespace/name[/sectionName].
+// ParentName is ref's Gateway as namespace/name[/sectionName].
 func ParentName(ref gatewayv1.ParentReference, routeNamespace string) string {
-	s := string(ptrOr(ref.Namespace, gatewayv1.Namespace(routeNamespace))) + "/" + string(ref.Name)
+	s := string(ptr.Deref(ref.Namespace, gatewayv1.Namespace(routeNamespace))) + "/" + string(ref.Name)
 	if ref.SectionName != nil {
 		s += "/" + string(*ref.SectionName)
 	}

@@ -7,6 +7,7 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	appv1 "deployobject.dev/controller/pkg/apis/app/v1"
 )
@@ -27,7 +28,7 @@ func WantsIngress(dobj *appv1.DeployObject) bool {
 	return r != nil && r.IngressClassName != nil
 }
 
-// desiredIngress is the Ingress dobj asks for; nil when it asks for none.
+// DesiredIngress is the Ingress dobj asks for; nil when it asks for none.
 // It has one rule per hostname (one without a host when there are none),
 // each sending path and below to the Service's route port by name, so that
 // a change of the port's number needs no change of the Ingress.
@@ -68,7 +69,7 @@ func DesiredIngress(dobj *appv1.DeployObject) *networkingv1.Ingress {
 	return ing
 }
 
-// mergeIngress returns live with the owned fields of desired, and whether
+// MergeIngress returns live with the owned fields of desired, and whether
 // that changed anything. When nothing changed it returns live itself.
 func MergeIngress(live, desired *networkingv1.Ingress) (*networkingv1.Ingress, bool) {
 	if HasLabels(live.Labels, desired.Labels) &&
@@ -85,7 +86,7 @@ func MergeIngress(live, desired *networkingv1.Ingress) (*networkingv1.Ingress, b
 	return out, true
 }
 
-// slimIngress keeps the fields mergeIngress compares and the addresses the
+// SlimIngress keeps the fields MergeIngress compares and the addresses the
 // ingress controller gave the Ingress; their ports and errors are dropped.
 func SlimIngress(ing *networkingv1.Ingress) *networkingv1.Ingress {
 	ing.ObjectMeta = SlimMeta(ing.ObjectMeta)
@@ -102,7 +103,7 @@ func SlimIngress(ing *networkingv1.Ingress) *networkingv1.Ingress {
 	return ing
 }
 
-// ingressCondition reports the Ingress of dobj: why it is missing (problem,
+// IngressCondition reports the Ingress of dobj: why it is missing (problem,
 // when the sync could not make it), or whether its ingress controller has
 // taken it up, which it tells by giving it an address. An Ingress has no
 // other status.
@@ -114,7 +115,7 @@ func IngressCondition(dobj *appv1.DeployObject, ing *networkingv1.Ingress, probl
 	case ing == nil:
 		c.Message = fmt.Sprintf("%s %s does not exist yet", KindIngress, dobj.Name)
 	case len(ing.Status.LoadBalancer.Ingress) == 0:
-		c.Message = fmt.Sprintf("waiting for the ingress controller of class %s to give %s %s an address", ptrOr(ing.Spec.IngressClassName, ""), KindIngress, ing.Name)
+		c.Message = fmt.Sprintf("waiting for the ingress controller of class %s to give %s %s an address", ptr.Deref(ing.Spec.IngressClassName, ""), KindIngress, ing.Name)
 	default:
 		c.Status, c.Reason = metav1.ConditionTrue, appv1.ReasonAddressAssigned
 		c.Message = fmt.Sprintf("%s %s has the address %s", KindIngress, ing.Name, strings.Join(IngressHosts(ing), ", "))
@@ -123,7 +124,7 @@ func IngressCondition(dobj *appv1.DeployObject, ing *networkingv1.Ingress, probl
 	return c
 }
 
-// ingressHosts are the IP addresses or host names the ingress controller
+// IngressHosts are the IP addresses or host names the ingress controller
 // gave ing.
 func IngressHosts(ing *networkingv1.Ingress) []string {
 	var out []string

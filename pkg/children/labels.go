@@ -17,16 +17,16 @@ const (
 )
 
 const (
-	// controllerName names the controller to the API server: its user
+	// ControllerName names the controller to the API server: its user
 	// agent, its events' source and its lease.
 	ControllerName = "deployobject-controller"
-	// fieldManager names the controller in managedFields of what it writes.
+	// FieldManager names the controller in managedFields of what it writes.
 	FieldManager = ControllerName
 )
 
 var DeployObjectKind = appv1.SchemeGroupVersion.WithKind("DeployObject")
 
-// selectorLabels are the Deployment's and the Service's selector. They never
+// SelectorLabels are the Deployment's and the Service's selector. They never
 // change for an object, as a Deployment's selector is immutable, and hold
 // only the object's identity: which tool manages the pods is not part of
 // which pods they are.
@@ -34,7 +34,7 @@ func SelectorLabels(dobj *appv1.DeployObject) map[string]string {
 	return map[string]string{NameLabel: dobj.Name}
 }
 
-// selectorString is the pod selector in the string form the scale
+// SelectorString is the pod selector in the string form the scale
 // subresource expects.
 func SelectorString(dobj *appv1.DeployObject) string {
 	return labels.SelectorFromSet(SelectorLabels(dobj)).String()
@@ -44,7 +44,7 @@ func SelectorString(dobj *appv1.DeployObject) string {
 // template and the Service; labels others add are kept. Pods carry the
 // managed-by label too, as the recommended labels ask of every object of an
 // application, and a Deployment in sync then has the same labels as its pod
-// template, which lets the cache hold them once (see slimDeployment).
+// template, which lets the cache hold them once (see SlimDeployment).
 func childLabels(dobj *appv1.DeployObject) map[string]string {
 	return map[string]string{
 		ManagedByLabel: ManagedByValue,
@@ -61,7 +61,7 @@ func childMeta(dobj *appv1.DeployObject) metav1.ObjectMeta {
 	}
 }
 
-// hasLabels reports whether every label in want is set in got with the same value.
+// HasLabels reports whether every label in want is set in got with the same value.
 func HasLabels(got, want map[string]string) bool {
 	for k, v := range want {
 		if gv, ok := got[k]; !ok || gv != v {
@@ -71,7 +71,7 @@ func HasLabels(got, want map[string]string) bool {
 	return true
 }
 
-// withLabels returns a copy of got with every label of want set.
+// WithLabels returns a copy of got with every label of want set.
 func WithLabels(got, want map[string]string) map[string]string {
 	out := make(map[string]string, len(got)+len(want))
 	for k, v := range got {

@@ -24,7 +24,7 @@ func WantsDisruptionBudget(dobj *appv1.DeployObject) bool {
 	return dobj.Spec.DisruptionBudget != nil
 }
 
-// desiredPDB is the PodDisruptionBudget dobj asks for; nil when it asks for
+// DesiredPDB is the PodDisruptionBudget dobj asks for; nil when it asks for
 // none. It selects the pods as the Deployment does.
 func DesiredPDB(dobj *appv1.DeployObject) *policyv1.PodDisruptionBudget {
 	b := dobj.Spec.DisruptionBudget
@@ -42,7 +42,7 @@ func DesiredPDB(dobj *appv1.DeployObject) *policyv1.PodDisruptionBudget {
 	}
 }
 
-// mergePDB returns live with the owned fields of desired, and whether that
+// MergePDB returns live with the owned fields of desired, and whether that
 // changed anything. When nothing changed it returns live itself.
 func MergePDB(live, desired *policyv1.PodDisruptionBudget) (*policyv1.PodDisruptionBudget, bool) {
 	if HasLabels(live.Labels, desired.Labels) &&
@@ -59,8 +59,8 @@ func MergePDB(live, desired *policyv1.PodDisruptionBudget) (*policyv1.PodDisrupt
 	return out, true
 }
 
-// slimPDB keeps the fields mergePDB compares and the status
-// disruptionBudgetCondition reads.
+// SlimPDB keeps the fields MergePDB compares and the status
+// DisruptionBudgetCondition reads.
 func SlimPDB(p *policyv1.PodDisruptionBudget) *policyv1.PodDisruptionBudget {
 	p.ObjectMeta = SlimMeta(p.ObjectMeta)
 	p.Spec = policyv1.PodDisruptionBudgetSpec{
@@ -78,7 +78,7 @@ func SlimPDB(p *policyv1.PodDisruptionBudget) *policyv1.PodDisruptionBudget {
 	return p
 }
 
-// disruptionBudgetCondition reports the PodDisruptionBudget of dobj: why it
+// DisruptionBudgetCondition reports the PodDisruptionBudget of dobj: why it
 // is missing (problem, when the sync could not make it), or how many
 // evictions it allows now. The counts change only when pods come, go or
 // change health, so in steady state the condition does not change.

@@ -4,16 +4,17 @@ import (
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/utils/ptr"
 )
 
-// podSecurityProfile is what --pod-security-profile fills into the pod
+// PodSecurityProfile is what --pod-security-profile fills into the pod
 // template where the spec leaves security fields unset.
 type PodSecurityProfile string
 
 const (
-	// profileNone leaves the pod template as the spec declares it.
+	// ProfileNone leaves the pod template as the spec declares it.
 	ProfileNone PodSecurityProfile = "none"
-	// profileRestricted fills in what Pod Security "restricted" requires:
+	// ProfileRestricted fills in what Pod Security "restricted" requires:
 	// runAsNonRoot and a RuntimeDefault seccomp profile for the pod, and for
 	// every container no privilege escalation and all capabilities dropped.
 	ProfileRestricted PodSecurityProfile = "restricted"
@@ -42,7 +43,7 @@ func restrict(pod *corev1.PodSpec) {
 	}
 	sc := pod.SecurityContext
 	if sc.RunAsNonRoot == nil {
-		sc.RunAsNonRoot = PtrTo(true)
+		sc.RunAsNonRoot = ptr.To(true)
 	}
 	if sc.SeccompProfile == nil {
 		sc.SeccompProfile = &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault}
@@ -54,7 +55,7 @@ func restrict(pod *corev1.PodSpec) {
 			}
 			csc := cs[i].SecurityContext
 			if csc.AllowPrivilegeEscalation == nil {
-				csc.AllowPrivilegeEscalation = PtrTo(false)
+				csc.AllowPrivilegeEscalation = ptr.To(false)
 			}
 			if csc.Capabilities == nil {
 				csc.Capabilities = &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}}

@@ -7,7 +7,7 @@ import (
 	appv1 "deployobject.dev/controller/pkg/apis/app/v1"
 )
 
-// desiredPodTemplate is the pod template dobj asks for: the spec's fields
+// DesiredPodTemplate is the pod template dobj asks for: the spec's fields
 // as the spec sets them, and nothing the API server defaults. Whether a
 // live template is in line with it is judged by covers, which ignores what
 // the spec leaves unset.

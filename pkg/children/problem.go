@@ -22,7 +22,7 @@ import (
 //   - a terminating namespace ends the work for that DeployObject.
 //   - anything else is transient and the sync is retried with backoff.
 
-// resourceConflictError: a child's name is taken by an object that the
+// ResourceConflictError: a child's name is taken by an object that the
 // DeployObject does not control.
 type ResourceConflictError struct {
 	Kind, Name string
@@ -32,7 +32,7 @@ func (e *ResourceConflictError) Error() string {
 	return fmt.Sprintf("%s %s exists and is not controlled by this DeployObject; it is left untouched", e.Kind, e.Name)
 }
 
-// childProblem is why one child could not be brought in line.
+// Problem is why one child could not be brought in line.
 type Problem struct {
 	// kind is the kind of the child.
 	Kind string
@@ -43,7 +43,7 @@ type Problem struct {
 	Retry bool
 }
 
-// problemOf classifies the error of syncing a child. It returns nil for an
+// ProblemOf classifies the error of syncing a child. It returns nil for an
 // error that says nothing about the DeployObject (a server error, a stale
 // cache, a terminating namespace).
 func ProblemOf(err error) *Problem {
@@ -66,7 +66,7 @@ func ProblemOf(err error) *Problem {
 	return nil
 }
 
-// blockedError ends a sync whose children are blocked by problems that may
+// BlockedError ends a sync whose children are blocked by problems that may
 // go away by themselves, so that the key is retried with backoff. The
 // problems are already reported in the status.
 type BlockedError struct {
@@ -119,7 +119,7 @@ func isAdmissionDenial(err error) bool {
 		(strings.Contains(msg, "ValidatingAdmissionPolicy '") && strings.Contains(msg, " denied request: "))
 }
 
-// isExpectedRetry reports whether err is an ordinary part of running next to
+// IsExpectedRetry reports whether err is an ordinary part of running next to
 // other writers: a write based on a stale cache, or children blocked by a
 // problem already reported by event and condition.
 func IsExpectedRetry(err error) bool {

@@ -8,12 +8,12 @@ import (
 	appv1 "deployobject.dev/controller/pkg/apis/app/v1"
 )
 
-// wantsService reports whether dobj asks for a Service: only when it has ports.
+// WantsService reports whether dobj asks for a Service: only when it has ports.
 func WantsService(dobj *appv1.DeployObject) bool {
 	return len(dobj.Spec.Ports) > 0
 }
 
-// desiredService is the Service dobj asks for, holding only the fields the
+// DesiredService is the Service dobj asks for, holding only the fields the
 // controller owns; nil when dobj has no ports. clusterIP and nodePorts are
 // left to the API server to allocate.
 func DesiredService(dobj *appv1.DeployObject) *corev1.Service {
@@ -45,7 +45,7 @@ func DesiredService(dobj *appv1.DeployObject) *corev1.Service {
 	}
 }
 
-// mergeService returns live with the owned fields of desired applied, and
+// MergeService returns live with the owned fields of desired applied, and
 // whether that changed anything. When nothing changed it returns live itself.
 func MergeService(live, desired *corev1.Service) (*corev1.Service, bool) {
 	ports := servicePortsFor(live, desired)
@@ -111,7 +111,7 @@ func servicePortsFor(live, desired *corev1.Service) []corev1.ServicePort {
 	return ports
 }
 
-// slimService keeps the fields mergeService compares and the addresses a
+// SlimService keeps the fields MergeService compares and the addresses a
 // load balancer was given.
 func SlimService(s *corev1.Service) *corev1.Service {
 	s.ObjectMeta = SlimMeta(s.ObjectMeta)

@@ -11,8 +11,8 @@ import (
 	appv1 "deployobject.dev/controller/pkg/apis/app/v1"
 )
 
-// syncOptionalChild brings a child that exists only when the spec asks for
-// it (want) in line with desired, as syncChild does. When the spec does not
+// SyncOptional brings a child that exists only when the spec asks for
+// it (want) in line with desired, as Sync does. When the spec does not
 // ask for it, the child dobj controls is deleted, with a UID precondition so
 // that one someone else made meanwhile under the same name is not touched;
 // one that dobj does not control is none of its business.
@@ -36,7 +36,7 @@ func SyncOptional[T metav1.Object](ctx context.Context, dobj *appv1.DeployObject
 	return zero, "deleted " + ops.Kind + " " + live.GetName(), nil
 }
 
-// childClient is the typed client of one kind of child.
+// Client is the typed client of one kind of child.
 type Client[T metav1.Object] interface {
 	Create(context.Context, T, metav1.CreateOptions) (T, error)
 	Get(context.Context, string, metav1.GetOptions) (T, error)
@@ -45,7 +45,7 @@ type Client[T metav1.Object] interface {
 	Delete(context.Context, string, metav1.DeleteOptions) error
 }
 
-// updatedChildOps are the childOps of a child kind whose owned fields are
+// UpdatedOps are the Ops of a child kind whose owned fields are
 // few and whose live objects are brought in line by an update: merge returns
 // live with the owned fields of desired, and whether that changed anything.
 func UpdatedOps[T metav1.Object](kind string, cached func(string) (T, error), client Client[T], merge func(live, desired T) (T, bool), recheckOwner func(context.Context) error) Ops[T] {
@@ -68,7 +68,7 @@ func UpdatedOps[T metav1.Object](kind string, cached func(string) (T, error), cl
 	}
 }
 
-// childOps are the reads and writes syncChild needs for one kind of child.
+// Ops are the reads and writes Sync needs for one kind of child.
 type Ops[T metav1.Object] struct {
 	Kind   string
 	Cached func(name string) (T, error)
@@ -89,7 +89,7 @@ type Ops[T metav1.Object] struct {
 	RecheckOwner func(context.Context) error
 }
 
-// syncChild makes the child named like dobj match desired in the fields the
+// Sync makes the child named like dobj match desired in the fields the
 // controller owns. It creates the child when it does not exist, adopts an
 // orphan that carries dobj's labels, refuses to touch one that another
 // controller or nobody with those labels owns, and otherwise updates it only
@@ -146,7 +146,7 @@ func Sync[T metav1.Object](ctx context.Context, dobj *appv1.DeployObject, desire
 	}
 	if !fresh {
 		// The cache holds only the fields the controller reads (see
-		// transform.go); an update must carry everything else unchanged,
+		// pkg/caches/transform.go); an update must carry everything else unchanged,
 		// so it starts from the live object.
 		if live, err = ops.Get(ctx, name, metav1.GetOptions{}); err != nil {
 			return zero, "", fmt.Errorf("reading %s %s: %w", ops.Kind, name, err)

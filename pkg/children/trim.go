@@ -6,7 +6,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// slimMeta keeps the identity, labels and owners of an object.
+// SlimMeta keeps the identity, labels and owners of an object.
 func SlimMeta(m metav1.ObjectMeta) metav1.ObjectMeta {
 	for i := range m.OwnerReferences {
 		ref := &m.OwnerReferences[i]
@@ -24,7 +24,7 @@ func SlimMeta(m metav1.ObjectMeta) metav1.ObjectMeta {
 	}
 }
 
-// slimMetaKeeping is slimMeta that also keeps the annotation named key, if
+// slimMetaKeeping is SlimMeta that also keeps the annotation named key, if
 // m has it: the hash a child was last written from, which its in-sync
 // check reads.
 func slimMetaKeeping(m metav1.ObjectMeta, key string) metav1.ObjectMeta {

@@ -10,7 +10,7 @@ import (
 	options "deployobject.dev/controller/pkg/options"
 )
 
-// builtInConfig is cfg for clients of built-in kinds, which speak
+// BuiltIn is cfg for clients of built-in kinds, which speak
 // contentType. The content type is set even when it is protobuf, which
 // client-go's generated clients would pick by themselves: an explicit
 // JSON would otherwise be the only way the flag showed, and the choice
@@ -25,7 +25,7 @@ func BuiltIn(cfg *rest.Config, contentType string) *rest.Config {
 	return c
 }
 
-// dedicatedConfig is cfg for a client of its own: requests of the
+// Dedicated is cfg for a client of its own: requests of the
 // controller's clients never hold it back, and each of its requests gives
 // up after timeout.
 func Dedicated(cfg *rest.Config, name string, timeout time.Duration) *rest.Config {
@@ -36,7 +36,7 @@ func Dedicated(cfg *rest.Config, name string, timeout time.Duration) *rest.Confi
 	return rest.AddUserAgent(c, name)
 }
 
-// leaderElectionConfig is the configuration of the lease's client. A request
+// LeaderElection is the configuration of the lease's client. A request
 // gives up after half the renew deadline, so that one request stuck on a
 // dead connection leaves time to retry before the lease is given up.
 func LeaderElection(cfg *rest.Config, renewDeadline time.Duration) *rest.Config {

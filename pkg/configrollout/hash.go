@@ -8,17 +8,17 @@ import (
 	"strings"
 )
 
-// configData is what the cache knows of one ConfigMap or Secret: whether it
+// Data is what the cache knows of one ConfigMap or Secret: whether it
 // exists, and the hash of each key's value.
 type Data struct {
 	found  bool
 	hashes map[string]string
 }
 
-// configLookup reads a ConfigMap or Secret of a namespace from the cache.
+// Lookup reads a ConfigMap or Secret of a namespace from the cache.
 type Lookup func(kind Kind, namespace, name string) (Data, error)
 
-// configState is what the pods of a DeployObject would get from the
+// State is what the pods of a DeployObject would get from the
 // ConfigMaps and Secrets they use.
 type State struct {
 	// hash identifies the data the pods consume; empty when they use no
@@ -28,7 +28,7 @@ type State struct {
 	Missing []string
 }
 
-// configStateOf hashes, for the refs of a DeployObject in namespace, the
+// StateOf hashes, for the refs of a DeployObject in namespace, the
 // data the pods consume: for a key reference that key's value, for a
 // whole-object reference every key's value, and for an optional reference
 // whether the object, or key, exists. It does not depend on the order of
@@ -85,7 +85,7 @@ func shortHash(s string) string {
 	return hex.EncodeToString(sum[:8])
 }
 
-// configMissingMessage is the Ready message for missing, the required
+// MissingMessage is the Ready message for missing, the required
 // objects and keys that do not exist.
 func MissingMessage(missing []string) string {
 	return fmt.Sprintf("the pods need %s, which does not exist; the Deployment is left as it is until it does", strings.Join(missing, ", "))

@@ -7,14 +7,14 @@ import (
 	appv1 "deployobject.dev/controller/pkg/apis/app/v1"
 )
 
-// configIndexKey names a ConfigMap or Secret in the DeployObject
+// IndexKey names a ConfigMap or Secret in the DeployObject
 // informer's index of references, as "configmap/<namespace>/<name>" or
 // "secret/<namespace>/<name>".
 func IndexKey(kind Kind, namespace, name string) string {
 	return strings.ToLower(string(kind)) + "/" + namespace + "/" + name
 }
 
-// configIndexFunc indexes a DeployObject by every tracked ConfigMap and
+// IndexFunc indexes a DeployObject by every tracked ConfigMap and
 // Secret its pods use, so that a change of one finds the DeployObjects to
 // sync without a scan.
 func IndexFunc(secrets bool) func(obj any) ([]string, error) {
@@ -33,7 +33,7 @@ func IndexFunc(secrets bool) func(obj any) ([]string, error) {
 	}
 }
 
-// configIndex is the DeployObject informer's index from a referenced
-// ConfigMap or Secret (configIndexKey) to the DeployObjects whose pods use
+// IndexName is the DeployObject informer's index from a referenced
+// ConfigMap or Secret (IndexKey) to the DeployObjects whose pods use
 // it.
 const IndexName = "config"

@@ -8,7 +8,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 )
 
-// rolloutLimiter bounds how many DeployObjects are in a configuration-
+// Limiter bounds how many DeployObjects are in a configuration-
 // triggered rollout at once, across the whole controller: one ConfigMap
 // used by a thousand applications must not start a thousand rollouts in
 // the same second (each makes a ReplicaSet and replaces every pod, and
@@ -34,8 +34,8 @@ type Limiter struct {
 	waiting []cache.ObjectName
 }
 
-// newRolloutLimiter allows max rollouts at once; 0 allows any number. A
-// nil *rolloutLimiter allows everything, for a controller that tracks no
+// NewLimiter allows max rollouts at once; 0 allows any number. A
+// nil *Limiter allows everything, for a controller that tracks no
 // configuration.
 func NewLimiter(max int, timeout time.Duration, wake func(cache.ObjectName)) *Limiter {
 	return &Limiter{max: max, timeout: timeout, now: time.Now, wake: wake, active: map[cache.ObjectName]time.Time{}}
@@ -112,7 +112,7 @@ func (l *Limiter) Counts() (active, pending int) {
 	return len(l.active), len(l.waiting)
 }
 
-// configRolloutTimeout bounds how long one configuration rollout holds its
+// Timeout bounds how long one configuration rollout holds its
 // slot: well past the Deployment's default progress deadline (600 s), after
 // which a stuck rollout reports ProgressDeadlineExceeded and gives its slot
 // up anyway.

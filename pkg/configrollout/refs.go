@@ -12,7 +12,7 @@ import (
 // any other key rolls nothing; and what the caches keep of ConfigMaps and
 // Secrets: per-key hashes, never a value.
 
-// configKind is the kind of object a pod template reads configuration from.
+// Kind is the kind of object a pod template reads configuration from.
 type Kind string
 
 const (
@@ -20,7 +20,7 @@ const (
 	KindSecret    Kind = "Secret"
 )
 
-// configRef is one reference of the pod template to a ConfigMap or Secret.
+// Ref is one reference of the pod template to a ConfigMap or Secret.
 type Ref struct {
 	kind Kind
 	name string
@@ -31,9 +31,9 @@ type Ref struct {
 	optional bool
 }
 
-// configRefs are the references of spec's pod template to the kinds
+// Refs are the references of spec's pod template to the kinds
 // tracked: env valueFrom and envFrom of the main container, the init
-// containers and the sidecars, and configMap, secret and projected volumes.
+// containers and the sidecars, and testobjects.ConfigMap, secret and projected volumes.
 // Secrets count only when secrets is set (--track-secrets).
 func Refs(spec *appv1.DeployObjectSpec, secrets bool) []Ref {
 	var refs []Ref
@@ -105,13 +105,13 @@ func itemKeys(items []corev1.KeyToPath) []string {
 	return keys
 }
 
-// rollsOutConfig reports whether dobj's pod template carries the config
+// Enabled reports whether dobj's pod template carries the config
 // hash, which makes configuration changes roll its pods.
 func Enabled(dobj *appv1.DeployObject) bool {
 	return dobj.Spec.ConfigRollout != appv1.ConfigRolloutDisabled
 }
 
-// withConfigHash adds hash to desired's pod template, unless it is empty.
+// WithHash adds hash to desired's pod template, unless it is empty.
 func WithHash(desired *corev1.PodTemplateSpec, hash string) {
 	if hash == "" {
 		return

@@ -20,7 +20,7 @@ import (
 	"deployobject.dev/controller/pkg/caches"
 )
 
-// configMapData and secretData are configData from a cached object, or
+// ConfigMapData and SecretData are Data from a cached object, or
 // from its absence.
 func ConfigMapData(cm *corev1.ConfigMap, err error) (Data, error) {
 	if err != nil {
@@ -36,7 +36,7 @@ func SecretData(s *corev1.Secret, err error) (Data, error) {
 	return hexHashes(s.Data), nil
 }
 
-// absentConfig is configData for an object the cache does not have, or
+// absentConfig is Data for an object the cache does not have, or
 // the cache's error.
 func absentConfig(err error) (Data, error) {
 	if apierrors.IsNotFound(err) {
@@ -45,7 +45,7 @@ func absentConfig(err error) (Data, error) {
 	return Data{}, err
 }
 
-// hexHashes is configData of a cached object's hashes, as 16 hex digits
+// hexHashes is Data of a cached object's hashes, as 16 hex digits
 // each: the form the config hash has been computed from since it exists,
 // so that the bytes held in the cache change no DeployObject's config hash.
 func hexHashes(hashes map[string][]byte) Data {
@@ -56,7 +56,7 @@ func hexHashes(hashes map[string][]byte) Data {
 	return d
 }
 
-// configTriggered reports whether writing desired over live, the
+// Triggered reports whether writing desired over live, the
 // Deployment dobj controls as the cache shows it, would be a rollout caused
 // by configuration alone: the spec's generation was already brought in
 // line, and only the config hash of the pod template differs. Such a

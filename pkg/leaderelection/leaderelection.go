@@ -20,7 +20,7 @@ import (
 	options "deployobject.dev/controller/pkg/options"
 )
 
-// leaderElection holds the elector and the state runAsLeader shares with
+// Election holds the elector and the state Run shares with
 // its callbacks.
 type Election struct {
 	config   leaderelection.LeaderElectionConfig
@@ -75,15 +75,15 @@ func ownNamespace(inCluster bool) string {
 	return metav1.NamespaceDefault
 }
 
-// errLeaseLost is returned when the lease was lost rather than released.
+// ErrLeaseLost is returned when the lease was lost rather than released.
 var ErrLeaseLost = errors.New("lost the leader lease")
 
-// runAsLeader runs work while this replica holds the lease. work gets ctx,
+// Run runs work while this replica holds the lease. work gets ctx,
 // whose end asks it to finish its syncs in flight, and a context for its
 // writes, cancelled when the lease is lost. On ctx's end the lease is only
 // released after work has returned, so the successor never writes alongside
 // it. Losing the lease, also during a shutdown, cancels the writes at once
-// and returns errLeaseLost once work has returned: another replica may
+// and returns ErrLeaseLost once work has returned: another replica may
 // already be writing, so the caller exits at once.
 func Run(ctx context.Context, le *Election, metrics *metrics.Metrics, work func(ctx, writes context.Context) error) error {
 	logger := klog.FromContext(ctx)

@@ -13,7 +13,7 @@ import (
 	"k8s.io/client-go/util/workqueue"
 )
 
-// controllerMetrics are the controller's own metrics, and the provider of
+// Metrics are the controller's own metrics, and the provider of
 // client-go's informer metrics, which is passed to each informer.
 type Metrics struct {
 	Reconcile *ReconcileMetrics
@@ -21,7 +21,7 @@ type Metrics struct {
 	Informers cache.InformerMetricsProvider
 }
 
-// registerMetrics registers, on reg, the Go runtime and process metrics,
+// Register registers, on reg, the Go runtime and process metrics,
 // client-go's work queue, REST client and informer metrics, and the
 // controller's own. client-go accepts its work queue and REST client metric
 // providers once per process, so this is called once, from main, before any
@@ -41,7 +41,7 @@ func Register(reg prometheus.Registerer) *Metrics {
 	return &Metrics{Reconcile: newReconcileMetrics(reg), Leader: leader, Informers: NewInformerMetrics(reg)}
 }
 
-// reconcileMetrics count and time syncs. A nil *reconcileMetrics records
+// ReconcileMetrics count and time syncs. A nil *ReconcileMetrics records
 // nothing, which keeps tests free of registries.
 type ReconcileMetrics struct {
 	total    *prometheus.CounterVec
@@ -132,7 +132,7 @@ func (m *workqueueMetrics) NewRetriesMetric(name string) workqueue.CounterMetric
 
 // informerMetrics implements client-go's cache.InformerMetricsProvider with
 // the names and labels of component-base's clientgo/fifo package, for the
-// informers that carry a name (see namedInformers).
+// informers that carry a name (see caches.NamedInformers).
 type informerMetrics struct {
 	queued, resourceVersion *prometheus.GaugeVec
 	latency                 *prometheus.HistogramVec

@@ -4,7 +4,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 )
 
-// rolloutCollector exports the limiter's counts as the gauge
+// RolloutCollector exports the limiter's counts as the gauge
 // deployobject_config_rollouts{state="active"|"pending"}, read when
 // scraped.
 type RolloutCollector struct {

@@ -130,7 +130,7 @@ func newOptions() (*Options, []flagSection, error) {
 	return o, sections, nil
 }
 
-// parseFlags parses args into options. The sections are for --help.
+// Parse parses args into options. The sections are for --help.
 func Parse(args []string) (*Options, []flagSection, error) {
 	o, sections, err := newOptions()
 	if err != nil {
@@ -150,7 +150,7 @@ func Parse(args []string) (*Options, []flagSection, error) {
 	return o, sections, nil
 }
 
-// printUsage prints --help as Kubernetes components print theirs.
+// PrintUsage prints --help as Kubernetes components print theirs.
 func PrintUsage(w io.Writer, sections []flagSection) {
 	fmt.Fprintf(w, "The DeployObject controller keeps a Deployment and a Service in line with every\n"+
 		"DeployObject (app.deployobject.dev/v1) and reports their state in its status.\n"+

@@ -52,7 +52,7 @@ type secureMetrics struct {
 	tls   *tls.Config
 }
 
-// newSecureMetrics returns nil when --metrics-secure is off or the metrics
+// NewSecureMetrics returns nil when --metrics-secure is off or the metrics
 // server is disabled.
 func NewSecureMetrics(opts *options.Options, kube kubernetes.Interface) (*secureMetrics, error) {
 	if !opts.MetricsSecure || opts.MetricsAddr == "0" {

@@ -24,7 +24,7 @@ import (
 	options "deployobject.dev/controller/pkg/options"
 )
 
-// newAPIServerReadiness checks the API server's /readyz (readable by anyone
+// NewAPIServerReadiness checks the API server's /readyz (readable by anyone
 // authenticated) for the controller's /readyz. It has its own client, and
 // asks at most once a second however often it is probed.
 func NewAPIServerReadiness(cfg *rest.Config) (func(context.Context) error, error) {

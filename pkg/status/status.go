@@ -21,7 +21,7 @@ import (
 	appapply "deployobject.dev/controller/pkg/generated/applyconfiguration/app/v1"
 )
 
-// syncOutcome is what a sync found out, as input to the status: the children
+// Outcome is what a sync found out, as input to the status: the children
 // as they are after the sync, or why the sync could not bring them in line.
 type Outcome struct {
 	Deployment *appsv1.Deployment
@@ -47,7 +47,7 @@ type Outcome struct {
 	Problems []children.Problem
 }
 
-// computeStatus is the status of dobj given the outcome of its sync. It keeps
+// Compute is the status of dobj given the outcome of its sync. It keeps
 // the lastTransitionTime of conditions whose status did not change, so an
 // unchanged world yields an equal status and no write.
 func Compute(dobj *appv1.DeployObject, out Outcome, now metav1.Time) appv1.DeployObjectStatus {
@@ -165,7 +165,7 @@ func progressCondition(ready metav1.Condition) *metav1.Condition {
 	return &c
 }
 
-// statusEqual reports whether writing b over a would change nothing.
+// Equal reports whether writing b over a would change nothing.
 func Equal(a, b appv1.DeployObjectStatus) bool {
 	return equality.Semantic.DeepEqual(a, b)
 }
@@ -256,7 +256,7 @@ func deploymentCondition(d *appsv1.Deployment, t appsv1.DeploymentConditionType)
 	return nil
 }
 
-// newProblems are the problems the Ready condition in conds does not
+// NewProblems are the problems the Ready condition in conds does not
 // report yet, each of which is worth one event.
 func NewProblems(conds []metav1.Condition, problems []children.Problem) []children.Problem {
 	old := meta.FindStatusCondition(conds, appv1.ConditionReady)
@@ -269,7 +269,7 @@ func NewProblems(conds []metav1.Condition, problems []children.Problem) []childr
 	return out
 }
 
-// readyReason is the reason of the Ready condition in status, for logs.
+// ReadyReason is the reason of the Ready condition in status, for logs.
 func ReadyReason(status appv1.DeployObjectStatus) string {
 	if c := meta.FindStatusCondition(status.Conditions, appv1.ConditionReady); c != nil {
 		return c.Reason
@@ -277,7 +277,7 @@ func ReadyReason(status appv1.DeployObjectStatus) string {
 	return ""
 }
 
-// statusApplyConfiguration is status as a server-side apply request for
+// ApplyConfiguration is status as a server-side apply request for
 // dobj's status subresource, on condition that the DeployObject is still at
 // dobj's resourceVersion. Resource versions are unique across objects, so a
 // status computed for a DeployObject that was deleted and created again

@@ -9,7 +9,7 @@ import (
 	listers "deployobject.dev/controller/pkg/generated/listers/app/v1"
 )
 
-// writtenStatuses remembers the status the controller last wrote to a
+// WrittenStatuses remembers the status the controller last wrote to a
 // DeployObject until the informer cache holds a newer version of it. A sync
 // that runs before the watch has delivered the controller's own write would
 // otherwise compare with the status from before it and write the same status

@@ -40,7 +40,7 @@ func optionalPtr(b bool) *bool {
 	return ptr.To(true)
 }
 
-// configMap is the ConfigMap cfg of the test namespace with data.
+// ConfigMap is the ConfigMap cfg of the test namespace with data.
 func ConfigMap(name string, data map[string]string) *corev1.ConfigMap {
 	return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: TestKey.Namespace, UID: types.UID("uid-" + name), ResourceVersion: "5"}, Data: data}
 }
@@ -54,7 +54,7 @@ var (
 	ResDObj   = appv1.SchemeGroupVersion.WithResource("deployobjects")
 )
 
-// newDeployObject is a DeployObject as the API server stores it, defaults
+// NewDeployObject is a DeployObject as the API server stores it, defaults
 // applied, with the given changes.
 func NewDeployObject(mutate ...func(*appv1.DeployObject)) *appv1.DeployObject {
 	d := &appv1.DeployObject{
@@ -88,7 +88,7 @@ func MustHash(dobj *appv1.DeployObject) string {
 	return hash
 }
 
-// mustStamp is the Deployment the controller creates or applies for dobj,
+// MustStamp is the Deployment the controller creates or applies for dobj,
 // and its hash.
 func MustStamp(dobj *appv1.DeployObject) (*appsv1.Deployment, string) {
 	d, hash, err := children.StampedDeployment(children.DesiredDeployment(dobj, children.ProfileNone))
@@ -98,7 +98,7 @@ func MustStamp(dobj *appv1.DeployObject) (*appsv1.Deployment, string) {
 	return d, hash
 }
 
-// liveDeployment is the Deployment of dobj as the API server would hold it
+// LiveDeployment is the Deployment of dobj as the API server would hold it
 // after creating it and rolling it out: desired plus server defaults and a
 // finished rollout status.
 func LiveDeployment(dobj *appv1.DeployObject) *appsv1.Deployment {
@@ -120,7 +120,7 @@ func LiveDeployment(dobj *appv1.DeployObject) *appsv1.Deployment {
 	return d
 }
 
-// liveService is the Service of dobj as the API server would hold it.
+// LiveService is the Service of dobj as the API server would hold it.
 func LiveService(dobj *appv1.DeployObject) *corev1.Service {
 	s := children.DesiredService(dobj)
 	if s == nil {
@@ -138,7 +138,7 @@ func EqualObjects(a, b any) bool {
 	return equality.Semantic.DeepEqual(a, b)
 }
 
-// withAutoscaling asks for 2 to 5 replicas at 70% CPU.
+// WithAutoscaling asks for 2 to 5 replicas at 70% CPU.
 func WithAutoscaling(d *appv1.DeployObject) {
 	d.Spec.Autoscaling = &appv1.Autoscaling{MinReplicas: ptr.To[int32](2), MaxReplicas: 5, TargetCPUUtilizationPercentage: ptr.To[int32](70)}
 }
@@ -151,7 +151,7 @@ func MustDesiredHPA(dobj *appv1.DeployObject) *autoscalingv2.HorizontalPodAutosc
 	return h
 }
 
-// liveHPA is the HorizontalPodAutoscaler of dobj as the API server holds it
+// LiveHPA is the HorizontalPodAutoscaler of dobj as the API server holds it
 // once the autoscaler has evaluated it: with the behavior the server
 // defaults when the spec sets one, and a status.
 func LiveHPA(dobj *appv1.DeployObject) *autoscalingv2.HorizontalPodAutoscaler {
@@ -216,7 +216,7 @@ func parentAccepted(ref gatewayv1.ParentReference, generation int64) gatewayv1.R
 	}}
 }
 
-// liveHTTPRoute is the HTTPRoute of dobj as the API server would hold it,
+// LiveHTTPRoute is the HTTPRoute of dobj as the API server would hold it,
 // accepted by every parent.
 func LiveHTTPRoute(dobj *appv1.DeployObject) *gatewayv1.HTTPRoute {
 	r := MustDesiredHTTPRoute(dobj)
@@ -234,7 +234,7 @@ func WithIngress(d *appv1.DeployObject) {
 	d.Spec.Route = &appv1.Route{Port: "http", Hostnames: []string{"shop.example.com", "*.shop.example.com"}, Path: "/api", IngressClassName: ptr.To("nginx"), TLSSecretName: ptr.To("shop-tls")}
 }
 
-// liveIngress is the Ingress of dobj as the API server would hold it,
+// LiveIngress is the Ingress of dobj as the API server would hold it,
 // with an address from its ingress controller.
 func LiveIngress(dobj *appv1.DeployObject) *networkingv1.Ingress {
 	i := children.DesiredIngress(dobj)
@@ -246,12 +246,12 @@ func LiveIngress(dobj *appv1.DeployObject) *networkingv1.Ingress {
 	return i
 }
 
-// withBudget asks for a PodDisruptionBudget keeping one pod available.
+// WithBudget asks for a PodDisruptionBudget keeping one pod available.
 func WithBudget(d *appv1.DeployObject) {
 	d.Spec.DisruptionBudget = &appv1.DisruptionBudget{MinAvailable: ptr.To(intstr.FromInt32(1))}
 }
 
-// livePDB is the PodDisruptionBudget of dobj as the API server holds it once
+// LivePDB is the PodDisruptionBudget of dobj as the API server holds it once
 // the disruption controller has counted two healthy pods.
 func LivePDB(dobj *appv1.DeployObject) *policyv1.PodDisruptionBudget {
 	p := children.DesiredPDB(dobj)
@@ -263,7 +263,7 @@ func LivePDB(dobj *appv1.DeployObject) *policyv1.PodDisruptionBudget {
 	return p
 }
 
-// withEveryPodField sets a value in every field of the pod surface.
+// WithEveryPodField sets a value in every field of the pod surface.
 func WithEveryPodField(d *appv1.DeployObject) {
 	s := &d.Spec
 	s.ImagePullPolicy = corev1.PullAlways

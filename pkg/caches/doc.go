@@ -1,0 +1,7 @@
+// Package caches owns what the controller keeps in memory: the informer
+// factories and their list-watches (informers.go), the transforms that
+// trim each object as it enters a cache (transform.go, config.go), the
+// packed stores the children are kept in (packed.go), and the discovery
+// that starts the HTTPRoute cache once the cluster serves the Gateway API
+// (gateway.go).
+package caches
