@@ -2,7 +2,7 @@
 // pkg/apis. It is part of hack/update-codegen.sh, so its output is
 // generated code like the rest of crd/.
 //
-// It does two things controller-gen cannot express in markers on types
+// It does three things controller-gen cannot express in markers on types
 // that DeployObject embeds from k8s.io/api (containers, probes, affinity
 // and the like):
 //
@@ -13,6 +13,12 @@
 //     properties of a volume, each with a rule saying why. Undeclared, they
 //     would be pruned silently and the pod would run without the volume the
 //     user asked for.
+//   - It drops the descriptions inside embedded types of other modules
+//     (k8s.io/api, Gateway API), keeping the description of the field that
+//     holds one: those types are documented by their own `kubectl explain`
+//     (for example `kubectl explain pod.spec.containers.livenessProbe`), and
+//     their descriptions would make the CRD too large for client-side
+//     apply, whose last-applied annotation holds at most 256 KiB.
 package main
 
 import (
@@ -74,7 +80,12 @@ func run(path string) error {
 		}
 		refuseVolumeSources(volumes.Items.Schema)
 		spec.Properties["volumes"] = volumes
+		dropForeignDescriptions(&spec, reflect.TypeFor[appv1.DeployObjectSpec]())
 		root.Properties["spec"] = spec
+		if status, ok := root.Properties["status"]; ok {
+			dropForeignDescriptions(&status, reflect.TypeFor[appv1.DeployObjectStatus]())
+			root.Properties["status"] = status
+		}
 	}
 	// Through a map, to leave out the status and the empty creationTimestamp
 	// that the typed object would bring.
@@ -277,3 +288,65 @@ func jsonNames(t reflect.Type) []string {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// ownPackage is the import path prefix of DeployObject's own types.
+const ownPackage = "deployobject.dev/controller/"
+
+// dropForeignDescriptions walks s, the schema of the Go type t, and drops
+// every description below a property whose type comes from another module,
+// keeping that property's own description.
+func dropForeignDescriptions(s *apiextensionsv1.JSONSchemaProps, t reflect.Type) {
+	t = elem(t)
+	if t.Kind() != reflect.Struct {
+		return
+	}
+	fields := map[string]reflect.Type{}
+	collectFields(t, fields)
+	for name, p := range s.Properties {
+		ft, ok := fields[name]
+		if !ok {
+			continue
+		}
+		if e := elem(ft); e.Kind() == reflect.Struct && !strings.HasPrefix(e.PkgPath(), ownPackage) {
+			walkBelow(&p, func(c *apiextensionsv1.JSONSchemaProps) { c.Description = "" })
+		} else {
+			dropForeignDescriptions(&p, ft)
+		}
+		s.Properties[name] = p
+	}
+	if s.Items != nil && s.Items.Schema != nil {
+		dropForeignDescriptions(s.Items.Schema, t)
+	}
+}
+
+// collectFields maps the JSON names of t's fields to their types, with the
+// fields of inlined structs as t's own.
+func collectFields(t reflect.Type, fields map[string]reflect.Type) {
+	for f := range t.Fields() {
+		name, opts, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if name == "" && strings.Contains(opts, "inline") {
+			collectFields(elem(f.Type), fields)
+			continue
+		}
+		if name != "" && name != "-" {
+			fields[name] = f.Type
+		}
+	}
+}
+
+// elem is t without pointers, slices and maps around it.
+func elem(t reflect.Type) reflect.Type {
+	for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice || t.Kind() == reflect.Map {
+		t = t.Elem()
+	}
+	return t
+}
+
+// walkBelow calls f on everything below s, not on s itself.
+func walkBelow(s *apiextensionsv1.JSONSchemaProps, f func(*apiextensionsv1.JSONSchemaProps)) {
+	walk(s, "", func(c *apiextensionsv1.JSONSchemaProps, _ string) {
+		if c != s {
+			f(c)
+		}
+	})
+}

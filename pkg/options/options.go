@@ -152,8 +152,10 @@ func Parse(args []string) (*Options, []flagSection, error) {
 
 // PrintUsage prints --help as Kubernetes components print theirs.
 func PrintUsage(w io.Writer, sections []flagSection) {
-	fmt.Fprintf(w, "The DeployObject controller keeps a Deployment and a Service in line with every\n"+
-		"DeployObject (app.deployobject.dev/v1) and reports their state in its status.\n"+
+	fmt.Fprintf(w, "The DeployObject controller keeps, for every DeployObject (app.deployobject.dev/v1),\n"+
+		"a Deployment and, when the DeployObject asks for them, a Service, PodDisruptionBudget,\n"+
+		"HorizontalPodAutoscaler and Ingress or HTTPRoute in line with it, and reports their\n"+
+		"state in its status.\n"+
 		"Without --kubeconfig and --master it uses the in-cluster configuration.\n\n"+
 		"Usage:\n  %s [flags]\n", children.ControllerName)
 	for _, s := range sections {

@@ -5,8 +5,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// DeployObject declares one application: the controller keeps a Deployment and,
-// when ports are set, a Service of the same name matching it.
+// DeployObject declares one application: the controller keeps a Deployment
+// of the same name matching it and, when the spec asks for them, a Service
+// (ports), a PodDisruptionBudget (disruptionBudget), a
+// HorizontalPodAutoscaler (autoscaling) and an Ingress or HTTPRoute (route).
 //
 // +genclient
 // +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object

@@ -27,8 +27,10 @@ import (
 // DeployObjectApplyConfiguration represents a declarative configuration of the DeployObject type for use
 // with apply.
 //
-// DeployObject declares one application: the controller keeps a Deployment and,
-// when ports are set, a Service of the same name matching it.
+// DeployObject declares one application: the controller keeps a Deployment
+// of the same name matching it and, when the spec asks for them, a Service
+// (ports), a PodDisruptionBudget (disruptionBudget), a
+// HorizontalPodAutoscaler (autoscaling) and an Ingress or HTTPRoute (route).
 type DeployObjectApplyConfiguration struct {
 	metav1.TypeMetaApplyConfiguration    `json:",inline"`
 	*metav1.ObjectMetaApplyConfiguration `json:"metadata,omitempty"`
