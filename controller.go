@@ -467,14 +467,14 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) erro
 	return nil
 }
 
-// syncChildren creates, updates or deletes the children of dobj as needed:
-// the Deployment, and the Service, PodDisruptionBudget,
-// HorizontalPodAutoscaler and Ingress or HTTPRoute when the spec asks for
-// them. It returns the
-// children as they are afterwards, with the problems that kept any of them
-// from being made, and a short description of each write, for the event. A
-// child that is blocked does not keep the others from being made; any other
-// error ends the sync.
+// syncChildren creates, updates or deletes the children of dobj as needed,
+// one kind after the other: the Deployment, and the Service,
+// PodDisruptionBudget, HorizontalPodAutoscaler and Ingress or HTTPRoute
+// when the spec asks for them (pkg/children has a file for each). It
+// returns the children as they are afterwards, with the problems that kept
+// any of them from being made, and a short description of each write, for
+// the event. A child that is blocked does not keep the others from being
+// made; any other error ends the sync.
 func (c *Controller) syncChildren(ctx context.Context, dobj *appv1.DeployObject) (status.Outcome, []string, error) {
 	var out status.Outcome
 	var actions []string

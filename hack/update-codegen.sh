@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Regenerates everything derived from pkg/apis: deepcopy, scheme registration,
-# the typed clientset (and its fake), listers, informers, apply configurations
-# and the CustomResourceDefinition in crd/. Run it after changing the types.
+# the typed clientset (and its fake), listers, informers, apply configurations,
+# the CustomResourceDefinition in crd/ and the API reference in
+# docs/api-reference.md. Run it after changing the types.
 set -o errexit -o nounset -o pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd -P)
@@ -10,6 +11,9 @@ cd "${ROOT}"
 # controller-gen only writes the CRD; it is not a dependency of the binary, so
 # it is pinned here rather than in go.mod. v0.21 is the release built on k8s 1.36.
 CONTROLLER_GEN_VERSION=v0.21.0
+# crd-ref-docs writes the API reference from the same types and markers; it
+# is a documentation tool, pinned here like controller-gen.
+CRD_REF_DOCS_VERSION=v0.3.0
 MODULE=deployobject.dev/controller
 
 # code-generator is pinned by the tool directive in go.mod. `go list -m` does
@@ -42,3 +46,10 @@ go run "sigs.k8s.io/controller-tools/cmd/controller-gen@${CONTROLLER_GEN_VERSION
 # Bounds and refused volume sources for the types embedded from k8s.io/api
 # (see hack/crdpost).
 go run ./hack/crdpost crd/app.deployobject.dev_deployobjects.yaml
+
+go run "github.com/elastic/crd-ref-docs@${CRD_REF_DOCS_VERSION}" \
+    --source-path=./pkg/apis \
+    --config=hack/api-reference/config.yaml \
+    --renderer=markdown \
+    --output-path=docs/api-reference.md \
+    --log-level=ERROR

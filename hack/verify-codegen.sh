@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Fails when generated code or the CRD is stale, that is, when
+# Fails when generated code, the CRD or the API reference is stale, that is, when
 # hack/update-codegen.sh would change them. It regenerates into a scratch
 # copy of the tree, so the working tree is never modified.
 set -o errexit -o nounset -o pipefail
@@ -8,7 +8,7 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd -P)
 SCRATCH=$(mktemp -d)
 trap 'rm -rf "${SCRATCH}"' EXIT
 
-GENERATED=(pkg/generated pkg/apis/app/v1/zz_generated.deepcopy.go pkg/apis/app/v1/zz_generated.register.go crd/app.deployobject.dev_deployobjects.yaml)
+GENERATED=(pkg/generated pkg/apis/app/v1/zz_generated.deepcopy.go pkg/apis/app/v1/zz_generated.register.go crd/app.deployobject.dev_deployobjects.yaml docs/api-reference.md)
 
 tar -C "${ROOT}" --exclude=./.git --exclude=./bin --exclude=./hack/tools -cf - . | tar -C "${SCRATCH}" -xf -
 # Start from nothing, so files that should no longer exist are caught too.

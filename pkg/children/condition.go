@@ -32,3 +32,16 @@ func BoundMessage(s string) string {
 	}
 	return s + mark
 }
+
+// FindCondition is the condition of conds whose type, as typeOf reads it,
+// is t; nil when there is none. The children's condition types differ only
+// in the type of their Type field; metav1.Conditions have
+// meta.FindStatusCondition.
+func FindCondition[C any, T comparable](conds []C, t T, typeOf func(*C) T) *C {
+	for i := range conds {
+		if typeOf(&conds[i]) == t {
+			return &conds[i]
+		}
+	}
+	return nil
+}

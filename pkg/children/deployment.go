@@ -80,7 +80,7 @@ func DeploymentInSync(live, desired *appsv1.Deployment) bool {
 func deploymentHash(desired *appsv1.Deployment) (string, error) {
 	d := *desired
 	d.OwnerReferences, d.Annotations = nil, nil
-	hash, err := hashOf(&d)
+	hash, err := desiredHash(&d)
 	if err != nil {
 		return "", fmt.Errorf("hashing the desired Deployment: %w", err)
 	}

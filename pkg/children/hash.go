@@ -6,9 +6,9 @@ import (
 	"strconv"
 )
 
-// hashOf is a short hash of v as JSON, which identifies a desired child
-// across syncs and restarts.
-func hashOf(v any) (string, error) {
+// desiredHash is a short hash of v, a desired child or its spec, as JSON:
+// it tells across syncs and restarts what the controller last wrote.
+func desiredHash(v any) (string, error) {
 	data, err := json.Marshal(v)
 	if err != nil {
 		return "", err

@@ -76,7 +76,7 @@ func DesiredHPA(dobj *appv1.DeployObject) (*autoscalingv2.HorizontalPodAutoscale
 			Behavior:    a.Behavior.DeepCopy(),
 		},
 	}
-	hash, err := hashOf(&h.Spec)
+	hash, err := desiredHash(&h.Spec)
 	if err != nil {
 		return nil, fmt.Errorf("hashing the desired %s: %w", KindHPA, err)
 	}
@@ -168,10 +168,7 @@ func AutoscalingCondition(dobj *appv1.DeployObject, hpa *autoscalingv2.Horizonta
 }
 
 func hpaCondition(h *autoscalingv2.HorizontalPodAutoscaler, t autoscalingv2.HorizontalPodAutoscalerConditionType) *autoscalingv2.HorizontalPodAutoscalerCondition {
-	for i := range h.Status.Conditions {
-		if h.Status.Conditions[i].Type == t {
-			return &h.Status.Conditions[i]
-		}
-	}
-	return nil
+	return FindCondition(h.Status.Conditions, t, func(c *autoscalingv2.HorizontalPodAutoscalerCondition) autoscalingv2.HorizontalPodAutoscalerConditionType {
+		return c.Type
+	})
 }

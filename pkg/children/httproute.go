@@ -86,7 +86,7 @@ func DesiredHTTPRoute(dobj *appv1.DeployObject) (*gatewayv1.HTTPRoute, error) {
 			}},
 		},
 	}
-	hash, err := hashOf(&route.Spec)
+	hash, err := desiredHash(&route.Spec)
 	if err != nil {
 		return nil, fmt.Errorf("hashing the desired %s: %w", KindHTTPRoute, err)
 	}

@@ -75,12 +75,13 @@ func StateOf(namespace string, refs []Ref, lookup Lookup) (State, error) {
 	slices.Sort(lines)
 	lines = slices.Compact(lines)
 	slices.Sort(missing)
-	return State{Hash: shortHash(strings.Join(lines, "\n")), Missing: slices.Compact(missing)}, nil
+	return State{Hash: dataHash(strings.Join(lines, "\n")), Missing: slices.Compact(missing)}, nil
 }
 
-// shortHash is 16 hex digits of the SHA-256 of s: 64 bits, plenty to tell
-// one configuration from the next, and short enough for an annotation.
-func shortHash(s string) string {
+// dataHash is the hash of s, the configuration data the pods consume: 16
+// hex digits of its SHA-256, 64 bits, plenty to tell one configuration
+// from the next, and short enough for an annotation.
+func dataHash(s string) string {
 	sum := sha256.Sum256([]byte(s))
 	return hex.EncodeToString(sum[:8])
 }

@@ -6,11 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-	dto "github.com/prometheus/client_model/go"
 	"k8s.io/client-go/tools/cache"
-
-	metrics "deployobject.dev/controller/pkg/metrics"
 )
 
 // fakeClock is a clock the test moves by hand.
@@ -111,31 +107,5 @@ func TestRolloutLimiterUnlimitedAndNil(t *testing.T) {
 	none.Finish(slot(0), true)
 	if a, p := none.Counts(); a != 0 || p != 0 {
 		t.Errorf("nil counts %d, %d", a, p)
-	}
-}
-
-func TestRolloutCollector(t *testing.T) {
-	l, _, _ := limiterForTest(1)
-	l.Acquire(slot(0))
-	l.Acquire(slot(1))
-	l.Acquire(slot(2))
-	reg := prometheus.NewRegistry()
-	reg.MustRegister(metrics.NewRolloutCollector(l))
-	families, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := map[string]float64{}
-	for _, f := range families {
-		if f.GetName() != "deployobject_config_rollouts" || f.GetType() != dto.MetricType_GAUGE {
-			t.Errorf("unexpected metric %s of type %s", f.GetName(), f.GetType())
-			continue
-		}
-		for _, m := range f.GetMetric() {
-			got[m.GetLabel()[0].GetValue()] = m.GetGauge().GetValue()
-		}
-	}
-	if got["active"] != 1 || got["pending"] != 2 || len(got) != 2 {
-		t.Errorf("gauge = %v, want active 1, pending 2", got)
 	}
 }

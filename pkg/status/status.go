@@ -248,12 +248,7 @@ func blockedCondition(problems []children.Problem) metav1.Condition {
 }
 
 func deploymentCondition(d *appsv1.Deployment, t appsv1.DeploymentConditionType) *appsv1.DeploymentCondition {
-	for i := range d.Status.Conditions {
-		if d.Status.Conditions[i].Type == t {
-			return &d.Status.Conditions[i]
-		}
-	}
-	return nil
+	return children.FindCondition(d.Status.Conditions, t, func(c *appsv1.DeploymentCondition) appsv1.DeploymentConditionType { return c.Type })
 }
 
 // NewProblems are the problems the Ready condition in conds does not
