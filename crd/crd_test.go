@@ -161,6 +161,37 @@ func elemType(t reflect.Type) reflect.Type {
 	return t
 }
 
+// TestCRDDirectoryHoldsOnlyCRDs: `kubectl apply -f crd/` applies every
+// .yaml, .yml and .json file of the directory, and fails on one that is no
+// Kubernetes object, such as a kustomization.yaml.
+func TestCRDDirectoryHoldsOnlyCRDs(t *testing.T) {
+	entries, err := os.ReadDir(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	crds := 0
+	for _, e := range entries {
+		if ext := filepath.Ext(e.Name()); e.IsDir() || (ext != ".yaml" && ext != ".yml" && ext != ".json") {
+			continue
+		}
+		data, err := os.ReadFile(e.Name())
+		if err != nil {
+			t.Fatal(err)
+		}
+		var obj struct{ APIVersion, Kind string }
+		if err := yaml.Unmarshal(data, &obj); err != nil {
+			t.Fatalf("%s: %v", e.Name(), err)
+		}
+		if obj.APIVersion != "apiextensions.k8s.io/v1" || obj.Kind != "CustomResourceDefinition" {
+			t.Errorf("crd/%s is a %s %s, which `kubectl apply -f crd/` refuses", e.Name(), obj.APIVersion, obj.Kind)
+		}
+		crds++
+	}
+	if crds == 0 {
+		t.Error("crd/ holds no CRD")
+	}
+}
+
 // TestCRDFitsClientSideApply: `kubectl apply -f crd/` (client-side apply)
 // stores the whole object as JSON in the last-applied-configuration
 // annotation, and annotations hold at most 256 KiB; over that, the apply

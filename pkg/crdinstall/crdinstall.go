@@ -45,7 +45,7 @@ func Install(ctx context.Context, cfg *rest.Config, dir string) error {
 			return fmt.Errorf("decoding %s: %w", f, err)
 		}
 		if kind.Kind != "CustomResourceDefinition" {
-			// kustomization.yaml and the like live beside the CRDs.
+			// Anything else beside the CRDs is skipped.
 			continue
 		}
 		installed++

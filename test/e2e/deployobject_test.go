@@ -5,6 +5,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -140,6 +141,17 @@ func getService(t *testing.T, ns, name string) *corev1.Service {
 func controlledBy(obj metav1.Object, d *appv1.DeployObject) bool {
 	ref := metav1.GetControllerOf(obj)
 	return ref != nil && ref.UID == d.UID && ref.Kind == "DeployObject" && ref.BlockOwnerDeletion != nil && *ref.BlockOwnerDeletion
+}
+
+// TestCRDAppliesClientSide: `kubectl apply -f crd/`, as a newcomer types
+// it, is accepted by the API server. Client-side apply copies the CRD into
+// its last-applied-configuration annotation, which holds at most 256 KiB;
+// the dry run goes through the API server's validation without changing
+// the CRD the suite installed.
+func TestCRDAppliesClientSide(t *testing.T) {
+	if out, err := kubectl("apply", "--dry-run=server", "-f", filepath.Join(env.repoRoot, "crd")); err != nil {
+		t.Fatalf("kubectl apply -f crd/: %v\n%s", err, out)
+	}
 }
 
 func TestCreateReconcilesToReady(t *testing.T) {

@@ -444,9 +444,8 @@ func dumpNamespace(t *testing.T, ns string) {
 }
 
 // kubectl runs the cluster's kubectl and returns its combined output.
-// applyDeploy applies deploy/ as the README tells an operator to:
-// server-side, because client-side apply would copy the CRD into an
-// annotation, and it is larger than the 256 KiB annotations may take.
+// applyDeploy applies deploy/ as docs/operating.md tells an operator to,
+// server-side (client-side apply fits too: TestCRDAppliesClientSide).
 func applyDeploy(t *testing.T) {
 	t.Helper()
 	if out, err := kubectl("apply", "--server-side", "-k", filepath.Join(env.repoRoot, "deploy")); err != nil {
