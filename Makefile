@@ -61,10 +61,12 @@ test-image: image ## Check the image against the Dockerfile: entrypoint, user 65
 
 FUZZTIME ?= 10s
 .PHONY: test-fuzz
-test-fuzz: ## Run each fuzz target for FUZZTIME (default 10s); the seed corpus is in testdata/fuzz.
-	for target in $$(go test -list '^Fuzz' . | grep '^Fuzz'); do \
-		go test -run '^$$' -fuzz "^$$target\$$" -fuzztime $(FUZZTIME) . ; \
-	done
+test-fuzz: ## Run each fuzz target for FUZZTIME (default 10s); seed corpora are in each package's testdata/fuzz.
+	@found=0; for pkg in $$(grep -rl --include='*_test.go' '^func Fuzz' pkg | xargs -n1 dirname | sort -u | sed 's|^|./|'); do \
+		for target in $$(go test -list '^Fuzz' $$pkg | grep '^Fuzz'); do \
+			found=1; go test -run '^$$' -fuzz "^$$target\$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; \
+		done; \
+	done; if [[ $$found == 0 ]]; then echo "test-fuzz: no fuzz target found" >&2; exit 1; fi
 
 .PHONY: test-e2e
 test-e2e: build ## End-to-end tests against a fresh local cluster, removed afterwards.

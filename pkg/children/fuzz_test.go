@@ -153,8 +153,7 @@ func applyToFake(t *testing.T, live, desired *appsv1.Deployment) *appsv1.Deploym
 	applied, err := children.ApplyDeployment(context.Background(), deployments, created, desired)
 	if err != nil && strings.Contains(err.Error(), "control characters are not allowed") {
 		// Apply bodies are decoded as YAML, which refuses control
-		// characters in strings; such a spec is reported, not converged
-		// (see the README's known limitations).
+		// characters in strings; such a spec is reported, not converged.
 		t.Skip("apply refuses control characters")
 	}
 	if err != nil {

@@ -98,7 +98,7 @@ func newOptions() (*Options, []flagSection, error) {
 	o.Features.AddFlag(fs)
 
 	fs = section("configuration rollouts")
-	fs.BoolVar(&o.TrackSecrets, "track-secrets", false, "Watch Secrets, so that a change of a Secret key the pods use rolls them out and a missing Secret is reported (ConfigMissing), as for ConfigMaps. Needs list and watch on Secrets (deploy/secrets). The cache holds per-key hashes, never a value. Off, Secret references are not part of the config hash.")
+	fs.BoolVar(&o.TrackSecrets, "track-secrets", false, "Watch Secrets, so that a change of a Secret key the pods use rolls them out and a missing Secret is reported (ConfigMissing), as for ConfigMaps. Needs list and watch on Secrets (deploy/track-secrets). The cache holds per-key hashes, never a value. Off, Secret references are not part of the config hash.")
 	fs.IntVar(&o.MaxConfigRollouts, "max-concurrent-config-rollouts", 10, "How many DeployObjects may be in a rollout caused by a change of their ConfigMaps or Secrets at once; the others wait (Ready reason ConfigRolloutPending). Spec changes never wait. 0 means no limit.")
 	fs.DurationVar(&o.ConfigRolloutDelay, "config-rollout-delay", 5*time.Second, "How long after the first change of a ConfigMap or Secret the DeployObjects using it are synced; further changes meanwhile are rolled out together.")
 

@@ -19,7 +19,7 @@ import (
 )
 
 // TestNamespacedInstallation installs deploy/namespaced into one namespace
-// the way the README tells a team to, checks with `kubectl auth can-i` that
+// the way docs/operating.md tells a team to, checks with `kubectl auth can-i` that
 // its ServiceAccount may do the controller's job there and nothing anywhere
 // else, and runs the controller binary with a token of that ServiceAccount
 // and the flags of the installed Deployment: the examples in the namespace
@@ -35,7 +35,7 @@ func TestNamespacedInstallation(t *testing.T) {
 	// no cluster-wide grant, installs it. RBAC lets nobody create a Role
 	// granting more than they hold, and admin holds neither events, leases,
 	// deployobjects/status nor deployobjects/finalizers: escalate and bind
-	// on Roles in the namespace, as the README tells a cluster admin to
+	// on Roles in the namespace, as docs/operating.md tells a cluster admin to
 	// grant, make up for it.
 	const member = "e2e-team-member"
 	kubectlIn := func(args ...string) {

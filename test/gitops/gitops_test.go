@@ -245,18 +245,18 @@ func TestNotYetSynced(t *testing.T) {
 	}
 }
 
-// TestREADMESnippetIsTheHealthCheck: the argocd-cm snippet in the README is
+// TestDocsSnippetIsTheHealthCheck: the argocd-cm snippet in docs/gitops.md is
 // health.lua, so that what users copy is what is tested.
-func TestREADMESnippetIsTheHealthCheck(t *testing.T) {
+func TestDocsSnippetIsTheHealthCheck(t *testing.T) {
 	const key = "  resource.customizations.health.app.deployobject.dev_DeployObject: |\n"
 	const indent = "    "
-	readme, err := os.ReadFile("../../README.md")
+	doc, err := os.ReadFile("../../docs/gitops.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, snippet, found := strings.Cut(string(readme), key)
+	_, snippet, found := strings.Cut(string(doc), key)
 	if !found {
-		t.Fatalf("the README has no %q", strings.TrimSpace(key))
+		t.Fatalf("docs/gitops.md has no %q", strings.TrimSpace(key))
 	}
 	var lines []string
 	for line := range strings.Lines(snippet) {
@@ -270,6 +270,6 @@ func TestREADMESnippetIsTheHealthCheck(t *testing.T) {
 		t.Fatal(err)
 	}
 	if got := strings.Join(lines, ""); got != string(script) {
-		t.Errorf("the README's argocd-cm snippet differs from health.lua:\n%s", got)
+		t.Errorf("the argocd-cm snippet in docs/gitops.md differs from health.lua:\n%s", got)
 	}
 }

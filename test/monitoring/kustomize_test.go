@@ -109,7 +109,7 @@ func kubectl(t *testing.T) string {
 }
 
 // build runs kubectl kustomize on a kustomization that installs base into
-// namespace ns with the monitoring component, as the README shows.
+// namespace ns with the monitoring component, as docs/monitoring.md shows.
 func build(t *testing.T, base, ns string) []object {
 	t.Helper()
 	dir := t.TempDir()

@@ -18,7 +18,7 @@ import (
 const (
 	component   = "../../deploy/components/monitoring"
 	metricNames = component + "/testdata/metric-names.txt"
-	readme      = "../../README.md"
+	runbooks    = "../../docs/monitoring.md"
 )
 
 func loadFixture(t *testing.T) exported {
@@ -68,7 +68,7 @@ type prometheusRule struct {
 // a rules file (promtool check rules: the expressions, durations, labels
 // and annotation templates), checks every expression against the exported
 // metrics, and that each alert has a severity, a summary, a description and
-// a runbook in the README.
+// a runbook in docs/monitoring.md.
 func TestAlertRules(t *testing.T) {
 	m := loadFixture(t)
 	var pr prometheusRule
@@ -88,7 +88,7 @@ func TestAlertRules(t *testing.T) {
 	if groups == nil {
 		return
 	}
-	doc, err := os.ReadFile(readme)
+	doc, err := os.ReadFile(runbooks)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,7 +113,7 @@ func TestAlertRules(t *testing.T) {
 				}
 			}
 			if !strings.Contains(string(doc), "\n#### "+r.Alert+"\n") {
-				t.Errorf("alert %s has no runbook in the README (a heading `#### %s`)", r.Alert, r.Alert)
+				t.Errorf("alert %s has no runbook in docs/monitoring.md (a heading `#### %s`)", r.Alert, r.Alert)
 			}
 		}
 	}

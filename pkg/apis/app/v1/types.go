@@ -102,7 +102,7 @@ type DeployObjectSpec struct {
 	// values or references (valueFrom) to ConfigMaps, Secrets and pod fields.
 	// Names are unique and at most 128 characters; values at most 1024
 	// characters, so that the largest DeployObject still fits in etcd (see
-	// the README). A fileKeyRef reads a file from one of spec.volumes, which
+	// docs/api.md). A fileKeyRef reads a file from one of spec.volumes, which
 	// must be an emptyDir.
 	// +optional
 	// +listType=map
@@ -157,8 +157,8 @@ type DeployObjectSpec struct {
 	// DeployObject through its scale subresource, writing spec.replicas.
 	// Removing it removes the HorizontalPodAutoscaler and leaves
 	// spec.replicas at the last value it wrote. With autoscaling on, leave
-	// replicas out of manifests that are applied again and again (see the
-	// README), or each apply resets the autoscaler's decision.
+	// replicas out of manifests that are applied again and again (see
+	// docs/children.md), or each apply resets the autoscaler's decision.
 	// +optional
 	Autoscaling *Autoscaling `json:"autoscaling,omitempty"`
 

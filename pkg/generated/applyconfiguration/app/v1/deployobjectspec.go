@@ -44,7 +44,7 @@ type DeployObjectSpecApplyConfiguration struct {
 	// values or references (valueFrom) to ConfigMaps, Secrets and pod fields.
 	// Names are unique and at most 128 characters; values at most 1024
 	// characters, so that the largest DeployObject still fits in etcd (see
-	// the README). A fileKeyRef reads a file from one of spec.volumes, which
+	// docs/api.md). A fileKeyRef reads a file from one of spec.volumes, which
 	// must be an emptyDir.
 	Env []corev1.EnvVar `json:"env,omitempty"`
 	// resources are the container's compute resource requests and limits,
@@ -65,8 +65,8 @@ type DeployObjectSpecApplyConfiguration struct {
 	// DeployObject through its scale subresource, writing spec.replicas.
 	// Removing it removes the HorizontalPodAutoscaler and leaves
 	// spec.replicas at the last value it wrote. With autoscaling on, leave
-	// replicas out of manifests that are applied again and again (see the
-	// README), or each apply resets the autoscaler's decision.
+	// replicas out of manifests that are applied again and again (see
+	// docs/children.md), or each apply resets the autoscaler's decision.
 	Autoscaling *AutoscalingApplyConfiguration `json:"autoscaling,omitempty"`
 	// configRollout says whether a change of the ConfigMaps and Secrets the
 	// pods use rolls them out: Enabled (default) records a hash of the data
