@@ -1163,7 +1163,7 @@ func TestSyncStatusWriteNotYetInCache(t *testing.T) {
 	seen.ResourceVersion = "11"
 	seen.Status = status.Compute(dobj, status.Outcome{Deployment: testobjects.LiveDeployment(dobj), Service: testobjects.LiveService(dobj)}, applied.LastTransitionTime)
 	c.updateDeployObject(dobj, seen)
-	if n := len(c.written.M); n != 0 {
+	if n := c.written.Len(); n != 0 {
 		t.Errorf("%d written statuses kept after the cache caught up, want 0", n)
 	}
 
@@ -1192,7 +1192,7 @@ func TestSyncStatusWriteNotYetInCache(t *testing.T) {
 	if err := c.syncHandler(ctx, testobjects.TestKey); err != nil {
 		t.Fatalf("sync after deletion: %v", err)
 	}
-	if n := len(c.written.M); n != 0 {
+	if n := c.written.Len(); n != 0 {
 		t.Errorf("%d written statuses kept after the DeployObject was deleted, want 0", n)
 	}
 }

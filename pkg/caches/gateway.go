@@ -47,13 +47,13 @@ type GatewayRoutes struct {
 	decided atomic.Bool
 }
 
-// hasSynced reports whether syncs may start: whether the cluster serves
+// HasSynced reports whether syncs may start: whether the cluster serves
 // HTTPRoutes is known, and if it does, their cache has synced.
 func (g *GatewayRoutes) HasSynced() bool {
 	return g == nil || g.decided.Load()
 }
 
-// routes is the HTTPRoute lister, or nil while the cluster does not serve
+// Routes is the HTTPRoute lister, or nil while the cluster does not serve
 // HTTPRoutes or the cache has not synced yet.
 func (g *GatewayRoutes) Routes() gatewaylisters.HTTPRouteLister {
 	if g == nil {
@@ -81,7 +81,7 @@ func (g *GatewayRoutes) served() (bool, error) {
 	return false, nil
 }
 
-// run waits until the cluster serves HTTPRoutes, asking every
+// Run waits until the cluster serves HTTPRoutes, asking every
 // GatewayAPIRecheck, then starts the HTTPRoute informer with handler, and
 // once it has synced makes its lister available and calls synced. It
 // returns when ctx ends.

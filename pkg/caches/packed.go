@@ -35,7 +35,7 @@ type protoObject interface {
 	Unmarshal([]byte) error
 }
 
-// packed is what a cache holds of one object. Its metadata is what the
+// Packed is what a cache holds of one object. Its metadata is what the
 // store's key, the event handlers (ownerName) and client-go's cache checks
 // read: the name, namespace, UID, resourceVersion and owner references,
 // and the labels only of an object without a controller, where ownerName
@@ -121,6 +121,7 @@ type PackedLister[T any, P interface {
 	resource schema.GroupResource
 }
 
+// NewPackedLister reads the packed objects of resource in indexer.
 func NewPackedLister[T any, P interface {
 	*T
 	protoObject

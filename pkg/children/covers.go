@@ -7,7 +7,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// covers reports whether live holds every value that desired sets. It is
+// Covers reports whether live holds every value that desired sets. It is
 // how the controller judges a child in line with the spec without a model
 // of the API server's defaulting: what desired leaves unset (zero) may hold
 // anything live, such as a default the server filled in, and so may the

@@ -29,8 +29,10 @@ import (
 // hash of the desired spec, which tells a spec that stopped setting a field
 // apart from a default. Writes are updates that replace the spec.
 
+// KindHPA names the HorizontalPodAutoscaler in problems and events.
 const KindHPA = "HorizontalPodAutoscaler"
 
+// WantsAutoscaling reports whether dobj asks for a HorizontalPodAutoscaler.
 func WantsAutoscaling(dobj *appv1.DeployObject) bool {
 	return dobj.Spec.Autoscaling != nil
 }

@@ -26,11 +26,13 @@ import (
 // CRDs may add in a later release. Writes are updates that replace the
 // spec.
 
+// KindHTTPRoute names the HTTPRoute in problems and events.
 const KindHTTPRoute = "HTTPRoute"
 
 // GatewayAPIGroupVersion is what discovery must serve, with httproutes.
 var GatewayAPIGroupVersion = gatewayv1.SchemeGroupVersion
 
+// WantsHTTPRoute reports whether dobj asks for an HTTPRoute.
 func WantsHTTPRoute(dobj *appv1.DeployObject) bool {
 	r := dobj.Spec.Route
 	return r != nil && len(r.ParentRefs) > 0

@@ -21,8 +21,10 @@ import (
 // networking.k8s.io/v1), so they are compared as they are
 // (TestRoutes shows 0 writes in steady state against the real one).
 
+// KindIngress names the Ingress in problems and events.
 const KindIngress = "Ingress"
 
+// WantsIngress reports whether dobj asks for an Ingress.
 func WantsIngress(dobj *appv1.DeployObject) bool {
 	r := dobj.Spec.Route
 	return r != nil && r.IngressClassName != nil

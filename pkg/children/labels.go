@@ -24,6 +24,8 @@ const (
 	FieldManager = ControllerName
 )
 
+// DeployObjectKind is the kind the children's controller ownerReferences
+// name.
 var DeployObjectKind = appv1.SchemeGroupVersion.WithKind("DeployObject")
 
 // SelectorLabels are the Deployment's and the Service's selector. They never

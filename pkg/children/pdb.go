@@ -18,8 +18,11 @@ import (
 // carried over on update. The API server fills in no defaults there, so the
 // owned fields are compared as they are, and written with an update.
 
+// KindPDB names the PodDisruptionBudget in problems and events.
 const KindPDB = "PodDisruptionBudget"
 
+// WantsDisruptionBudget reports whether dobj asks for a
+// PodDisruptionBudget.
 func WantsDisruptionBudget(dobj *appv1.DeployObject) bool {
 	return dobj.Spec.DisruptionBudget != nil
 }

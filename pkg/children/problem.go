@@ -81,6 +81,8 @@ func (e *BlockedError) Error() string {
 	return "blocked: " + strings.Join(msgs, "; ")
 }
 
+// IsNamespaceTerminating reports whether err refused a create in a
+// namespace that is being deleted.
 func IsNamespaceTerminating(err error) bool {
 	return apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause)
 }

@@ -167,6 +167,7 @@ func Sync[T metav1.Object](ctx context.Context, dobj *appv1.DeployObject, desire
 	return updated, joinActions(adopted, "updated "+ops.Kind+" "+name), nil
 }
 
+// AppendAction adds action, if any, to the descriptions of a sync's writes.
 func AppendAction(actions []string, action string) []string {
 	if action == "" {
 		return actions

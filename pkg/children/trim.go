@@ -36,7 +36,7 @@ func slimMetaKeeping(m metav1.ObjectMeta, key string) metav1.ObjectMeta {
 	return out
 }
 
-// intern returns the one shared copy of s.
+// Intern returns the one shared copy of s.
 func Intern[S ~string](s S) S {
 	return S(unique.Make(string(s)).Value())
 }

@@ -41,7 +41,7 @@ func NewLimiter(max int, timeout time.Duration, wake func(cache.ObjectName)) *Li
 	return &Limiter{max: max, timeout: timeout, now: time.Now, wake: wake, active: map[cache.ObjectName]time.Time{}}
 }
 
-// acquire reports whether key holds a slot, giving it one if one is free
+// Acquire reports whether key holds a slot, giving it one if one is free
 // and nobody waits for it; otherwise key joins the line (once) and is
 // woken when its turn comes.
 func (l *Limiter) Acquire(key cache.ObjectName) bool {
@@ -64,7 +64,7 @@ func (l *Limiter) Acquire(key cache.ObjectName) bool {
 	return false
 }
 
-// finish frees key's slot, or its place in line, when done (its
+// Finish frees key's slot, or its place in line, when done (its
 // rollout has finished, or it no longer needs one), and hands free slots
 // on, among them those held past the timeout.
 func (l *Limiter) Finish(key cache.ObjectName, done bool) {
@@ -102,7 +102,7 @@ func (l *Limiter) handOn() {
 	}
 }
 
-// counts are the rollouts under way and those waiting.
+// Counts are the rollouts under way and those waiting.
 func (l *Limiter) Counts() (active, pending int) {
 	if l == nil {
 		return 0, 0

@@ -27,6 +27,8 @@ type Election struct {
 	Watchdog *leaderelection.HealthzAdaptor
 }
 
+// New is the leader election opts ask for, or nil when the controller
+// runs without one.
 func New(opts *options.Options, inCluster bool, kubeClient kubernetes.Interface) (*Election, error) {
 	if !opts.LeaderElect.Value(inCluster) {
 		return nil, nil

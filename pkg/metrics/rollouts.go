@@ -12,6 +12,7 @@ type RolloutCollector struct {
 	desc    *prometheus.Desc
 }
 
+// NewRolloutCollector reads l's counts at every scrape.
 func NewRolloutCollector(l interface{ Counts() (active, pending int) }) *RolloutCollector {
 	return &RolloutCollector{limiter: l, desc: prometheus.NewDesc("deployobject_config_rollouts",
 		"DeployObjects in a rollout started by a change of their ConfigMaps or Secrets (active), and those waiting for a slot under --max-concurrent-config-rollouts (pending).",

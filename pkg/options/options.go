@@ -21,7 +21,7 @@ const (
 	ContentTypeJSON     = "application/json"
 )
 
-// options are the command-line flags.
+// Options are the command-line flags.
 type Options struct {
 	Kubeconfig   string
 	Master       string
@@ -59,26 +59,26 @@ type Options struct {
 	ConfigRolloutDelay time.Duration
 }
 
-// flagSection is one section of --help, as Kubernetes components group
+// FlagSection is one section of --help, as Kubernetes components group
 // their flags.
-type flagSection struct {
+type FlagSection struct {
 	name  string
 	flags *pflag.FlagSet
 }
 
 // newOptions returns the options with their defaults, and the flags that
 // set them, in sections named as kube-controller-manager names them.
-func newOptions() (*Options, []flagSection, error) {
+func newOptions() (*Options, []FlagSection, error) {
 	o := &Options{Logs: logsapi.NewLoggingConfiguration(), Features: featuregate.NewFeatureGate()}
 	// The logging options' gates: JSON is beta (on by default), the split
 	// streams alpha.
 	if err := logsapi.AddFeatureGates(o.Features); err != nil {
 		return nil, nil, fmt.Errorf("registering the logging feature gates: %w", err)
 	}
-	var sections []flagSection
+	var sections []FlagSection
 	section := func(name string) *pflag.FlagSet {
 		fs := pflag.NewFlagSet(name, pflag.ContinueOnError)
-		sections = append(sections, flagSection{name, fs})
+		sections = append(sections, FlagSection{name, fs})
 		return fs
 	}
 
@@ -131,7 +131,7 @@ func newOptions() (*Options, []flagSection, error) {
 }
 
 // Parse parses args into options. The sections are for --help.
-func Parse(args []string) (*Options, []flagSection, error) {
+func Parse(args []string) (*Options, []FlagSection, error) {
 	o, sections, err := newOptions()
 	if err != nil {
 		return nil, nil, err
@@ -151,7 +151,7 @@ func Parse(args []string) (*Options, []flagSection, error) {
 }
 
 // PrintUsage prints --help as Kubernetes components print theirs.
-func PrintUsage(w io.Writer, sections []flagSection) {
+func PrintUsage(w io.Writer, sections []FlagSection) {
 	fmt.Fprintf(w, "The DeployObject controller keeps, for every DeployObject (app.deployobject.dev/v1),\n"+
 		"a Deployment and, when the DeployObject asks for them, a Service, PodDisruptionBudget,\n"+
 		"HorizontalPodAutoscaler and Ingress or HTTPRoute in line with it, and reports their\n"+
@@ -163,6 +163,7 @@ func PrintUsage(w io.Writer, sections []flagSection) {
 	}
 }
 
+// Validate reports every flag value that cannot work, together.
 func (o *Options) Validate() error {
 	var errs []error
 	if o.Workers < 1 {
@@ -216,7 +217,7 @@ func (b *optionalBool) String() string {
 
 func (b *optionalBool) Type() string { return "bool" }
 
-// value is the flag's value, or def when it was not given.
+// Value is the flag's value, or def when it was not given.
 func (b *optionalBool) Value(def bool) bool {
 	if b.set {
 		return b.val

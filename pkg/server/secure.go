@@ -41,12 +41,12 @@ const (
 // and authorization options (DefaultAuthWebhookRetryBackoff).
 var reviewRetry = wait.Backoff{Duration: 500 * time.Millisecond, Factor: 1.5, Jitter: 0.2, Steps: 5}
 
-// secureMetrics guards the metrics server the way Kubernetes components
+// SecureMetrics guards the metrics server the way Kubernetes components
 // guard theirs: TLS, so that bearer tokens never travel in clear text; the
 // token checked with a TokenReview; and the request with a
 // SubjectAccessReview for its verb and non-resource URL, for example `get`
 // on /metrics. Both answers are cached.
-type secureMetrics struct {
+type SecureMetrics struct {
 	authn authenticator.Request
 	authz authorizer.Authorizer
 	tls   *tls.Config
@@ -54,7 +54,7 @@ type secureMetrics struct {
 
 // NewSecureMetrics returns nil when --metrics-secure is off or the metrics
 // server is disabled.
-func NewSecureMetrics(opts *options.Options, kube kubernetes.Interface) (*secureMetrics, error) {
+func NewSecureMetrics(opts *options.Options, kube kubernetes.Interface) (*SecureMetrics, error) {
 	if !opts.MetricsSecure || opts.MetricsAddr == "0" {
 		return nil, nil
 	}
@@ -81,12 +81,12 @@ func NewSecureMetrics(opts *options.Options, kube kubernetes.Interface) (*secure
 	if err != nil {
 		return nil, fmt.Errorf("building the metrics authorizer: %w", err)
 	}
-	return &secureMetrics{authn: authn, authz: authz, tls: tlsConfig}, nil
+	return &SecureMetrics{authn: authn, authz: authz, tls: tlsConfig}, nil
 }
 
 // protect makes srv serve TLS and check every request. A nil s leaves srv
 // open.
-func (s *secureMetrics) protect(logger klog.Logger, srv *http.Server) {
+func (s *SecureMetrics) protect(logger klog.Logger, srv *http.Server) {
 	if s == nil {
 		return
 	}
@@ -97,7 +97,7 @@ func (s *secureMetrics) protect(logger klog.Logger, srv *http.Server) {
 // wrap answers 401 without a valid token, 403 when the token's identity may
 // not use the verb on the path, and otherwise passes the request to next.
 // An error of the API server fails closed, as in Kubernetes components.
-func (a *secureMetrics) wrap(logger klog.Logger, next http.Handler) http.Handler {
+func (a *SecureMetrics) wrap(logger klog.Logger, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		res, ok, err := a.authn.AuthenticateRequest(r)
 		if err != nil || !ok {

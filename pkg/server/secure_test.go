@@ -116,7 +116,7 @@ func TestSecureMetricsOff(t *testing.T) {
 		srv := &http.Server{Handler: http.NotFoundHandler()}
 		s.protect(klog.Background(), srv)
 		if srv.TLSConfig != nil {
-			t.Error("a nil secureMetrics set a TLS configuration")
+			t.Error("a nil SecureMetrics set a TLS configuration")
 		}
 	}
 }

@@ -38,13 +38,15 @@ func NewAPIServerReadiness(cfg *rest.Config) (func(context.Context) error, error
 	return c.run, nil
 }
 
-// servers are the metrics and health probe HTTP servers.
-type servers struct {
+// Servers are the metrics and health probe HTTP servers.
+type Servers struct {
 	list []*http.Server
 }
 
-func Start(ctx context.Context, opts *options.Options, registry *prometheus.Registry, secure *secureMetrics, le *leaderelection.Election, synced []cache.InformerSynced, apiServerReady func(context.Context) error) (*servers, error) {
-	s := &servers{}
+// Start serves the health probes and the metrics on the addresses opts
+// name, until Shutdown.
+func Start(ctx context.Context, opts *options.Options, registry *prometheus.Registry, secure *SecureMetrics, le *leaderelection.Election, synced []cache.InformerSynced, apiServerReady func(context.Context) error) (*Servers, error) {
+	s := &Servers{}
 	logger := klog.FromContext(ctx)
 	if opts.MetricsAddr != "0" {
 		srv := &http.Server{Addr: opts.MetricsAddr, Handler: metricsHandler(registry, opts.Profiling), ReadHeaderTimeout: 5 * time.Second}
@@ -73,7 +75,9 @@ func Start(ctx context.Context, opts *options.Options, registry *prometheus.Regi
 	return s, nil
 }
 
-func (s *servers) Shutdown(logger klog.Logger) {
+// Shutdown stops the servers, waiting at most 5 seconds for the requests
+// in flight.
+func (s *Servers) Shutdown(logger klog.Logger) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	for _, srv := range s.list {

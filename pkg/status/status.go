@@ -170,6 +170,7 @@ func Equal(a, b appv1.DeployObjectStatus) bool {
 	return equality.Semantic.DeepEqual(a, b)
 }
 
+// ReadyCondition is dobj's Ready condition given the outcome of its sync.
 func ReadyCondition(dobj *appv1.DeployObject, out Outcome) metav1.Condition {
 	if len(out.Problems) > 0 {
 		return blockedCondition(out.Problems)

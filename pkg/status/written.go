@@ -21,10 +21,11 @@ type WrittenStatuses struct {
 	cached listers.DeployObjectLister
 
 	mu sync.Mutex
-	M  map[cache.ObjectName]writtenStatus
+	m  map[cache.ObjectName]WrittenStatus
 }
 
-type writtenStatus struct {
+// WrittenStatus is one status write, and the resourceVersion it made.
+type WrittenStatus struct {
 	// basedOn is the resourceVersion of the cached DeployObject the status
 	// was computed from: while the cache still holds it, the write is
 	// newer than the cache.
@@ -34,11 +35,12 @@ type writtenStatus struct {
 	ResourceVersion string
 }
 
+// NewWrittenStatuses remembers the writes cached has not shown yet.
 func NewWrittenStatuses(cached listers.DeployObjectLister) *WrittenStatuses {
-	return &WrittenStatuses{cached: cached, M: map[cache.ObjectName]writtenStatus{}}
+	return &WrittenStatuses{cached: cached, m: map[cache.ObjectName]WrittenStatus{}}
 }
 
-// record notes that status was written over the version basedOn of key,
+// Record notes that status was written over the version basedOn of key,
 // unless the cache has already moved past it: the watch may deliver the
 // write before record runs, and observe would then never see a later version
 // to drop the entry with. The informer updates its cache before it notifies
@@ -48,42 +50,50 @@ func (w *WrittenStatuses) Record(key cache.ObjectName, basedOn string, written *
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if cached, err := w.cached.DeployObjects(key.Namespace).Get(key.Name); err != nil || cached.ResourceVersion != basedOn {
-		delete(w.M, key)
+		delete(w.m, key)
 		return
 	}
-	w.M[key] = writtenStatus{basedOn: basedOn, Status: written.Status, ResourceVersion: written.ResourceVersion}
+	w.m[key] = WrittenStatus{basedOn: basedOn, Status: written.Status, ResourceVersion: written.ResourceVersion}
 }
 
-// newerThanCache returns the status last written to key, and the version
+// NewerThanCache returns the status last written to key, and the version
 // that write made, if the cache still holds the version cachedVersion it was
 // computed from.
-func (w *WrittenStatuses) NewerThanCache(key cache.ObjectName, cachedVersion string) (writtenStatus, bool) {
+func (w *WrittenStatuses) NewerThanCache(key cache.ObjectName, cachedVersion string) (WrittenStatus, bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	e, ok := w.M[key]
+	e, ok := w.m[key]
 	if !ok {
-		return writtenStatus{}, false
+		return WrittenStatus{}, false
 	}
 	if e.basedOn != cachedVersion {
-		delete(w.M, key)
-		return writtenStatus{}, false
+		delete(w.m, key)
+		return WrittenStatus{}, false
 	}
 	return e, true
 }
 
-// observe drops the entry of key once the cache holds a version other than
+// Observe drops the entry of key once the cache holds a version other than
 // the one the write was based on: the write itself, or something newer.
 func (w *WrittenStatuses) Observe(key cache.ObjectName, cachedVersion string) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if e, ok := w.M[key]; ok && e.basedOn != cachedVersion {
-		delete(w.M, key)
+	if e, ok := w.m[key]; ok && e.basedOn != cachedVersion {
+		delete(w.m, key)
 	}
 }
 
-// forget drops the entry of a DeployObject that no longer exists.
+// Forget drops the entry of a DeployObject that no longer exists.
 func (w *WrittenStatuses) Forget(key cache.ObjectName) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	delete(w.M, key)
+	delete(w.m, key)
+}
+
+// Len is how many writes w remembers: none once the cache has shown them
+// all.
+func (w *WrittenStatuses) Len() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return len(w.m)
 }

@@ -43,7 +43,7 @@ func TestWrittenStatusesRecord(t *testing.T) {
 			if tt.observed != "" {
 				w.Observe(key, tt.observed)
 			}
-			if _, kept := w.M[key]; kept != tt.kept {
+			if _, kept := w.m[key]; kept != tt.kept {
 				t.Fatalf("entry kept = %v, want %v", kept, tt.kept)
 			}
 			got, ok := w.NewerThanCache(key, "10")
