@@ -32,14 +32,14 @@ import (
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	appv1 "deployobject.dev/controller/pkg/apis/app/v1"
-	caches "deployobject.dev/controller/pkg/caches"
-	children "deployobject.dev/controller/pkg/children"
-	configrollout "deployobject.dev/controller/pkg/configrollout"
+	"deployobject.dev/controller/pkg/caches"
+	"deployobject.dev/controller/pkg/children"
+	"deployobject.dev/controller/pkg/configrollout"
 	clientset "deployobject.dev/controller/pkg/generated/clientset/versioned"
 	informers "deployobject.dev/controller/pkg/generated/informers/externalversions/app/v1"
 	listers "deployobject.dev/controller/pkg/generated/listers/app/v1"
-	metrics "deployobject.dev/controller/pkg/metrics"
-	status "deployobject.dev/controller/pkg/status"
+	"deployobject.dev/controller/pkg/metrics"
+	"deployobject.dev/controller/pkg/status"
 )
 
 const queueName = "deployobject"

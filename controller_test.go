@@ -52,287 +52,17 @@ import (
 	"sigs.k8s.io/yaml"
 
 	appv1 "deployobject.dev/controller/pkg/apis/app/v1"
-	caches "deployobject.dev/controller/pkg/caches"
-	children "deployobject.dev/controller/pkg/children"
-	configrollout "deployobject.dev/controller/pkg/configrollout"
+	"deployobject.dev/controller/pkg/caches"
+	"deployobject.dev/controller/pkg/children"
+	"deployobject.dev/controller/pkg/configrollout"
 	"deployobject.dev/controller/pkg/generated/clientset/versioned/fake"
 	informers "deployobject.dev/controller/pkg/generated/informers/externalversions"
-	leaderelection "deployobject.dev/controller/pkg/leaderelection"
-	metrics "deployobject.dev/controller/pkg/metrics"
-	options "deployobject.dev/controller/pkg/options"
-	status "deployobject.dev/controller/pkg/status"
-	testobjects "deployobject.dev/controller/pkg/testobjects"
+	"deployobject.dev/controller/pkg/leaderelection"
+	"deployobject.dev/controller/pkg/metrics"
+	"deployobject.dev/controller/pkg/options"
+	"deployobject.dev/controller/pkg/status"
+	"deployobject.dev/controller/pkg/testobjects"
 )
-
-// usingConfig is a DeployObject whose container reads key level of the
-// ConfigMap cfg.
-func usingConfig(mutate ...func(*appv1.DeployObject)) *appv1.DeployObject {
-	return testobjects.NewDeployObject(append([]func(*appv1.DeployObject){func(d *appv1.DeployObject) {
-		d.Spec.Env = append(d.Spec.Env, testobjects.ConfigMapKeyRef("cfg", "level", false))
-	}}, mutate...)...)
-}
-
-// configHashFor is the config hash of dobj's pods with the ConfigMaps cms.
-func configHashFor(t *testing.T, dobj *appv1.DeployObject, cms ...*corev1.ConfigMap) string {
-	t.Helper()
-	indexer := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{})
-	for _, cm := range cms {
-		mustAdd(t, indexer, cm.DeepCopy())
-	}
-	configMaps := caches.NewPackedLister[corev1.ConfigMap](indexer, corev1.Resource("configmaps")).In(dobj.Namespace)
-	lookup := func(_ configrollout.Kind, _, name string) (configrollout.Data, error) {
-		return configrollout.ConfigMapData(configMaps(name))
-	}
-	st, err := configrollout.StateOf(dobj.Namespace, configrollout.Refs(&dobj.Spec, false), lookup)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return st.Hash
-}
-
-// rolledOutWithConfig gives f dobj and its children in line with the pod
-// template carrying configHash ("" for none), as a sync before left them.
-func (f *fixture) rolledOutWithConfig(dobj *appv1.DeployObject, configHash string) *appsv1.Deployment {
-	inSync(dobj)
-	desired := children.DesiredDeployment(dobj, children.ProfileNone)
-	configrollout.WithHash(&desired.Spec.Template, configHash)
-	_, hash, err := children.StampedDeployment(desired)
-	if err != nil {
-		f.t.Fatal(err)
-	}
-	dobj.Status.DeploymentHash, dobj.Status.ConfigHash = hash, configHash
-	live := testobjects.LiveDeployment(dobj)
-	live.Annotations[appv1.AnnotationDeploymentHash] = hash
-	configrollout.WithHash(&live.Spec.Template, configHash)
-	f.dobjs = []*appv1.DeployObject{dobj}
-	f.deployments = []*appsv1.Deployment{live}
-	f.services = []*corev1.Service{testobjects.LiveService(dobj)}
-	f.trackConfig = true
-	return live
-}
-
-// TestSyncConfigChanges: what one sync writes after the ConfigMap a
-// DeployObject uses changed in one way, with configuration rollouts
-// enabled or disabled.
-func TestSyncConfigChanges(t *testing.T) {
-	before := testobjects.ConfigMap("cfg", map[string]string{"level": "info", "unused": "a"})
-	for _, tc := range []struct {
-		name     string
-		disabled bool
-		after    *corev1.ConfigMap // nil: deleted
-		want     []string
-		// reason is the Ready reason written, if any.
-		reason, message string
-	}{
-		{name: "unchanged", after: before},
-		{name: "unused key changed", after: testobjects.ConfigMap("cfg", map[string]string{"level": "info", "unused": "b"})},
-		{name: "used key changed", after: testobjects.ConfigMap("cfg", map[string]string{"level": "debug", "unused": "a"}),
-			want: []string{"get deployments", "patch deployments", "patch deployobjects/status"}, reason: appv1.ReasonAvailable},
-		{name: "used key removed", after: testobjects.ConfigMap("cfg", map[string]string{"unused": "a"}),
-			want: []string{"patch deployobjects/status"}, reason: appv1.ReasonConfigMissing, message: "key level of ConfigMap cfg"},
-		{name: "ConfigMap deleted",
-			want: []string{"patch deployobjects/status"}, reason: appv1.ReasonConfigMissing, message: "ConfigMap cfg"},
-		{name: "disabled: used key changed", disabled: true, after: testobjects.ConfigMap("cfg", map[string]string{"level": "debug", "unused": "a"})},
-		{name: "disabled: ConfigMap deleted", disabled: true,
-			want: []string{"patch deployobjects/status"}, reason: appv1.ReasonConfigMissing, message: "ConfigMap cfg"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			f := newFixture(t)
-			dobj := usingConfig(func(d *appv1.DeployObject) {
-				if tc.disabled {
-					d.Spec.ConfigRollout = appv1.ConfigRolloutDisabled
-				}
-			})
-			oldHash := ""
-			if !tc.disabled {
-				oldHash = configHashFor(t, dobj, before)
-			}
-			f.rolledOutWithConfig(dobj, oldHash)
-			if tc.after != nil {
-				f.configMaps = []*corev1.ConfigMap{tc.after}
-			}
-			err, actions := f.sync()
-			if err != nil {
-				t.Fatalf("sync: %v", err)
-			}
-			expectActions(t, actions, tc.want...)
-			if len(actions) == 0 {
-				return
-			}
-			last := actions[len(actions)-1]
-			ready := readyOf(t, last)
-			if ready.Reason != tc.reason || !strings.Contains(ready.Message, tc.message) {
-				t.Errorf("Ready = %s %q, want %s naming %q", ready.Reason, ready.Message, tc.reason, tc.message)
-			}
-			if tc.reason == appv1.ReasonConfigMissing {
-				if stalled := conditionOf(t, last, appv1.ConditionStalled); stalled == nil || stalled.Reason != appv1.ReasonConfigMissing {
-					t.Errorf("Stalled = %+v, want True with ConfigMissing: someone has to create the object", stalled)
-				}
-				if ev := events(f.recorder); len(ev) != 1 || !strings.HasPrefix(ev[0], "Warning ConfigMissing") {
-					t.Errorf("events = %q, want one Warning ConfigMissing", ev)
-				}
-				if got := statusOf(t, last).ConfigHash; got != oldHash {
-					t.Errorf("status.configHash = %q, want %q kept: the pods still run it", got, oldHash)
-				}
-				return
-			}
-			newHash := configHashFor(t, dobj, tc.after)
-			if got := appliedDeployment(t, actions[1]).Spec.Template.Annotations[appv1.AnnotationConfigHash]; got != newHash || got == oldHash {
-				t.Errorf("applied config hash %q, want the new %q (was %q)", got, newHash, oldHash)
-			}
-			if got := statusOf(t, last).ConfigHash; got != newHash {
-				t.Errorf("status.configHash = %q, want %q", got, newHash)
-			}
-			if ev := events(f.recorder); len(ev) != 0 {
-				t.Errorf("events = %q, want none: a configuration rollout is no drift", ev)
-			}
-		})
-	}
-}
-
-// TestSyncConfigMissingCreatesNoDeployment: a new DeployObject whose
-// ConfigMap does not exist gets no Deployment, whose pods could not start.
-func TestSyncConfigMissingCreatesNoDeployment(t *testing.T) {
-	f := newFixture(t)
-	f.dobjs = []*appv1.DeployObject{usingConfig()}
-	f.trackConfig = true
-	err, actions := f.sync()
-	if err != nil {
-		t.Fatalf("sync: %v", err)
-	}
-	expectActions(t, actions, "create services", "patch deployobjects/status")
-	if ready := readyOf(t, actions[1]); ready.Reason != appv1.ReasonConfigMissing || !strings.Contains(ready.Message, "ConfigMap cfg") {
-		t.Errorf("Ready = %s %q, want ConfigMissing naming ConfigMap cfg", ready.Reason, ready.Message)
-	}
-}
-
-// TestSyncConfigRolloutWaitsForASlot: with every slot taken, a rollout
-// caused by configuration alone waits and says so; a spec change does not
-// wait.
-func TestSyncConfigRolloutWaitsForASlot(t *testing.T) {
-	before := testobjects.ConfigMap("cfg", map[string]string{"level": "info"})
-	after := testobjects.ConfigMap("cfg", map[string]string{"level": "debug"})
-	for _, tc := range []struct {
-		name       string
-		specChange bool
-		want       []string
-		reason     string
-	}{
-		{"configuration change waits", false, []string{"patch deployobjects/status"}, appv1.ReasonConfigRolloutPending},
-		{"spec change does not wait", true, []string{"get deployments", "patch deployments", "patch deployobjects/status"}, appv1.ReasonAvailable},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			f := newFixture(t)
-			dobj := usingConfig()
-			f.rolledOutWithConfig(dobj, configHashFor(t, dobj, before))
-			if tc.specChange {
-				dobj.Generation++
-				dobj.Spec.Image = "nginx:1.28"
-			}
-			f.configMaps = []*corev1.ConfigMap{after}
-			f.maxConfigRollouts = 1
-			_, ctx := ktesting.NewTestContext(t)
-			c := f.newController(ctx)
-			other := cache.ObjectName{Namespace: "apps", Name: "other"}
-			if !c.config.Limiter.Acquire(other) {
-				t.Fatal("the only slot was not free")
-			}
-			if err := c.syncHandler(ctx, testobjects.TestKey); err != nil {
-				t.Fatalf("sync: %v", err)
-			}
-			actions := writes(f.kubeClient.Actions(), f.client.Actions())
-			expectActions(t, actions, tc.want...)
-			if ready := conditionOf(t, actions[len(actions)-1], appv1.ConditionReady); ready == nil || ready.Reason != tc.reason {
-				t.Errorf("Ready = %s %q, want %s", ready.Reason, ready.Message, tc.reason)
-			}
-			active, pending := c.config.Limiter.Counts()
-			if wantPending := map[bool]int{false: 1, true: 0}[tc.specChange]; active != 1 || pending != wantPending {
-				t.Errorf("limiter: %d active, %d pending; want 1, %d", active, pending, wantPending)
-			}
-			if tc.specChange {
-				return
-			}
-			// The slot is freed: the waiting DeployObject is woken, and
-			// its next sync rolls out.
-			c.config.Limiter.Finish(other, true)
-			if c.queue.Len() != 1 {
-				t.Fatalf("queue holds %d keys, want the waiting DeployObject", c.queue.Len())
-			}
-			f.kubeClient.ClearActions()
-			f.client.ClearActions()
-			if err := c.syncHandler(ctx, testobjects.TestKey); err != nil {
-				t.Fatalf("sync: %v", err)
-			}
-			// The status write of the first sync is not in the cache: the
-			// controller judges against what it wrote.
-			expectActions(t, writes(f.kubeClient.Actions(), f.client.Actions()), "get deployments", "patch deployments", "patch deployobjects/status")
-			// The fake Deployment is rolled out at once: Ready, and the
-			// slot is free again.
-			if active, pending := c.config.Limiter.Counts(); active != 0 || pending != 0 {
-				t.Errorf("after the rollout: %d active, %d pending; want 0, 0", active, pending)
-			}
-		})
-	}
-}
-
-// TestConfigEventHandlers: a ConfigMap or Secret event enqueues exactly the
-// DeployObjects that use the object, and only when its data changed.
-func TestConfigEventHandlers(t *testing.T) {
-	_, ctx := ktesting.NewTestContext(t)
-	f := newFixture(t)
-	users := usingConfig(func(d *appv1.DeployObject) {
-		d.Spec.Env = append(d.Spec.Env, testobjects.SecretKeyRef("creds", "password"))
-	})
-	other := usingConfig(func(d *appv1.DeployObject) {
-		d.Name = "other"
-		d.Spec.Env = []corev1.EnvVar{testobjects.ConfigMapKeyRef("elsewhere", "level", false)}
-	})
-	f.dobjs = []*appv1.DeployObject{users, other}
-	f.trackConfig, f.trackSecrets = true, true
-	c := f.newController(ctx)
-
-	expect := expectEnqueued(t, c)
-	slim := func(obj any) any {
-		o, err := caches.Transform(obj)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return o
-	}
-	cm := slim(testobjects.ConfigMap("cfg", map[string]string{"level": "info", "unused": "a"}))
-	relabelled := testobjects.ConfigMap("cfg", map[string]string{"level": "info", "unused": "a"})
-	relabelled.ResourceVersion, relabelled.Labels = "6", map[string]string{"team": "x"}
-	changed := slim(testobjects.ConfigMap("cfg", map[string]string{"level": "info", "unused": "b"}))
-
-	configMaps, secrets := c.config.Handler(configrollout.KindConfigMap), c.config.Handler(configrollout.KindSecret)
-	configMaps.OnAdd(cm, false)
-	expect("ConfigMap added", testobjects.TestKey)
-	configMaps.OnUpdate(cm, cm)
-	expect("ConfigMap resync")
-	configMaps.OnUpdate(cm, slim(relabelled))
-	expect("ConfigMap labels changed")
-	configMaps.OnUpdate(cm, changed)
-	expect("ConfigMap data changed", testobjects.TestKey)
-	configMaps.OnDelete(cache.DeletedFinalStateUnknown{Key: "apps/cfg", Obj: changed})
-	expect("ConfigMap tombstone", testobjects.TestKey)
-	configMaps.OnAdd(slim(testobjects.ConfigMap("unused-by-anyone", nil)), false)
-	expect("ConfigMap nobody uses")
-	configMaps.OnAdd("garbage", false)
-	expect("garbage")
-	// A ConfigMap and a Secret of the same name are different objects.
-	secrets.OnAdd(slim(testobjects.ConfigMap("cfg", nil)), false)
-	expect("Secret cfg, which nobody uses")
-
-	secret := func(v string) any {
-		return slim(&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "creds", Namespace: "apps", UID: "u"}, Data: map[string][]byte{"password": []byte(v)}})
-	}
-	secrets.OnUpdate(secret("a"), secret("a"))
-	expect("Secret resync")
-	secrets.OnUpdate(secret("a"), secret("b"))
-	expect("Secret data changed", testobjects.TestKey)
-	secrets.OnDelete(secret("b"))
-	expect("Secret deleted", testobjects.TestKey)
-}
 
 // inSync is dobj with the status the controller writes when its children
 // are live and rolled out.
@@ -1640,6 +1370,276 @@ func TestShutdownStartsNoNewSync(t *testing.T) {
 	if got := api.creates.Load(); got != workers {
 		t.Errorf("%d syncs ran, want only the %d in flight at the stop signal: queued keys were still handed out", got, workers)
 	}
+}
+
+// usingConfig is a DeployObject whose container reads key level of the
+// ConfigMap cfg.
+func usingConfig(mutate ...func(*appv1.DeployObject)) *appv1.DeployObject {
+	return testobjects.NewDeployObject(append([]func(*appv1.DeployObject){func(d *appv1.DeployObject) {
+		d.Spec.Env = append(d.Spec.Env, testobjects.ConfigMapKeyRef("cfg", "level", false))
+	}}, mutate...)...)
+}
+
+// configHashFor is the config hash of dobj's pods with the ConfigMaps cms.
+func configHashFor(t *testing.T, dobj *appv1.DeployObject, cms ...*corev1.ConfigMap) string {
+	t.Helper()
+	indexer := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{})
+	for _, cm := range cms {
+		mustAdd(t, indexer, cm.DeepCopy())
+	}
+	configMaps := caches.NewPackedLister[corev1.ConfigMap](indexer, corev1.Resource("configmaps")).In(dobj.Namespace)
+	lookup := func(_ configrollout.Kind, _, name string) (configrollout.Data, error) {
+		return configrollout.ConfigMapData(configMaps(name))
+	}
+	st, err := configrollout.StateOf(dobj.Namespace, configrollout.Refs(&dobj.Spec, false), lookup)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st.Hash
+}
+
+// rolledOutWithConfig gives f dobj and its children in line with the pod
+// template carrying configHash ("" for none), as a sync before left them.
+func (f *fixture) rolledOutWithConfig(dobj *appv1.DeployObject, configHash string) *appsv1.Deployment {
+	inSync(dobj)
+	desired := children.DesiredDeployment(dobj, children.ProfileNone)
+	configrollout.WithHash(&desired.Spec.Template, configHash)
+	_, hash, err := children.StampedDeployment(desired)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	dobj.Status.DeploymentHash, dobj.Status.ConfigHash = hash, configHash
+	live := testobjects.LiveDeployment(dobj)
+	live.Annotations[appv1.AnnotationDeploymentHash] = hash
+	configrollout.WithHash(&live.Spec.Template, configHash)
+	f.dobjs = []*appv1.DeployObject{dobj}
+	f.deployments = []*appsv1.Deployment{live}
+	f.services = []*corev1.Service{testobjects.LiveService(dobj)}
+	f.trackConfig = true
+	return live
+}
+
+// TestSyncConfigChanges: what one sync writes after the ConfigMap a
+// DeployObject uses changed in one way, with configuration rollouts
+// enabled or disabled.
+func TestSyncConfigChanges(t *testing.T) {
+	before := testobjects.ConfigMap("cfg", map[string]string{"level": "info", "unused": "a"})
+	for _, tc := range []struct {
+		name     string
+		disabled bool
+		after    *corev1.ConfigMap // nil: deleted
+		want     []string
+		// reason is the Ready reason written, if any.
+		reason, message string
+	}{
+		{name: "unchanged", after: before},
+		{name: "unused key changed", after: testobjects.ConfigMap("cfg", map[string]string{"level": "info", "unused": "b"})},
+		{name: "used key changed", after: testobjects.ConfigMap("cfg", map[string]string{"level": "debug", "unused": "a"}),
+			want: []string{"get deployments", "patch deployments", "patch deployobjects/status"}, reason: appv1.ReasonAvailable},
+		{name: "used key removed", after: testobjects.ConfigMap("cfg", map[string]string{"unused": "a"}),
+			want: []string{"patch deployobjects/status"}, reason: appv1.ReasonConfigMissing, message: "key level of ConfigMap cfg"},
+		{name: "ConfigMap deleted",
+			want: []string{"patch deployobjects/status"}, reason: appv1.ReasonConfigMissing, message: "ConfigMap cfg"},
+		{name: "disabled: used key changed", disabled: true, after: testobjects.ConfigMap("cfg", map[string]string{"level": "debug", "unused": "a"})},
+		{name: "disabled: ConfigMap deleted", disabled: true,
+			want: []string{"patch deployobjects/status"}, reason: appv1.ReasonConfigMissing, message: "ConfigMap cfg"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t)
+			dobj := usingConfig(func(d *appv1.DeployObject) {
+				if tc.disabled {
+					d.Spec.ConfigRollout = appv1.ConfigRolloutDisabled
+				}
+			})
+			oldHash := ""
+			if !tc.disabled {
+				oldHash = configHashFor(t, dobj, before)
+			}
+			f.rolledOutWithConfig(dobj, oldHash)
+			if tc.after != nil {
+				f.configMaps = []*corev1.ConfigMap{tc.after}
+			}
+			err, actions := f.sync()
+			if err != nil {
+				t.Fatalf("sync: %v", err)
+			}
+			expectActions(t, actions, tc.want...)
+			if len(actions) == 0 {
+				return
+			}
+			last := actions[len(actions)-1]
+			ready := readyOf(t, last)
+			if ready.Reason != tc.reason || !strings.Contains(ready.Message, tc.message) {
+				t.Errorf("Ready = %s %q, want %s naming %q", ready.Reason, ready.Message, tc.reason, tc.message)
+			}
+			if tc.reason == appv1.ReasonConfigMissing {
+				if stalled := conditionOf(t, last, appv1.ConditionStalled); stalled == nil || stalled.Reason != appv1.ReasonConfigMissing {
+					t.Errorf("Stalled = %+v, want True with ConfigMissing: someone has to create the object", stalled)
+				}
+				if ev := events(f.recorder); len(ev) != 1 || !strings.HasPrefix(ev[0], "Warning ConfigMissing") {
+					t.Errorf("events = %q, want one Warning ConfigMissing", ev)
+				}
+				if got := statusOf(t, last).ConfigHash; got != oldHash {
+					t.Errorf("status.configHash = %q, want %q kept: the pods still run it", got, oldHash)
+				}
+				return
+			}
+			newHash := configHashFor(t, dobj, tc.after)
+			if got := appliedDeployment(t, actions[1]).Spec.Template.Annotations[appv1.AnnotationConfigHash]; got != newHash || got == oldHash {
+				t.Errorf("applied config hash %q, want the new %q (was %q)", got, newHash, oldHash)
+			}
+			if got := statusOf(t, last).ConfigHash; got != newHash {
+				t.Errorf("status.configHash = %q, want %q", got, newHash)
+			}
+			if ev := events(f.recorder); len(ev) != 0 {
+				t.Errorf("events = %q, want none: a configuration rollout is no drift", ev)
+			}
+		})
+	}
+}
+
+// TestSyncConfigMissingCreatesNoDeployment: a new DeployObject whose
+// ConfigMap does not exist gets no Deployment, whose pods could not start.
+func TestSyncConfigMissingCreatesNoDeployment(t *testing.T) {
+	f := newFixture(t)
+	f.dobjs = []*appv1.DeployObject{usingConfig()}
+	f.trackConfig = true
+	err, actions := f.sync()
+	if err != nil {
+		t.Fatalf("sync: %v", err)
+	}
+	expectActions(t, actions, "create services", "patch deployobjects/status")
+	if ready := readyOf(t, actions[1]); ready.Reason != appv1.ReasonConfigMissing || !strings.Contains(ready.Message, "ConfigMap cfg") {
+		t.Errorf("Ready = %s %q, want ConfigMissing naming ConfigMap cfg", ready.Reason, ready.Message)
+	}
+}
+
+// TestSyncConfigRolloutWaitsForASlot: with every slot taken, a rollout
+// caused by configuration alone waits and says so; a spec change does not
+// wait.
+func TestSyncConfigRolloutWaitsForASlot(t *testing.T) {
+	before := testobjects.ConfigMap("cfg", map[string]string{"level": "info"})
+	after := testobjects.ConfigMap("cfg", map[string]string{"level": "debug"})
+	for _, tc := range []struct {
+		name       string
+		specChange bool
+		want       []string
+		reason     string
+	}{
+		{"configuration change waits", false, []string{"patch deployobjects/status"}, appv1.ReasonConfigRolloutPending},
+		{"spec change does not wait", true, []string{"get deployments", "patch deployments", "patch deployobjects/status"}, appv1.ReasonAvailable},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t)
+			dobj := usingConfig()
+			f.rolledOutWithConfig(dobj, configHashFor(t, dobj, before))
+			if tc.specChange {
+				dobj.Generation++
+				dobj.Spec.Image = "nginx:1.28"
+			}
+			f.configMaps = []*corev1.ConfigMap{after}
+			f.maxConfigRollouts = 1
+			_, ctx := ktesting.NewTestContext(t)
+			c := f.newController(ctx)
+			other := cache.ObjectName{Namespace: "apps", Name: "other"}
+			if !c.config.Limiter.Acquire(other) {
+				t.Fatal("the only slot was not free")
+			}
+			if err := c.syncHandler(ctx, testobjects.TestKey); err != nil {
+				t.Fatalf("sync: %v", err)
+			}
+			actions := writes(f.kubeClient.Actions(), f.client.Actions())
+			expectActions(t, actions, tc.want...)
+			if ready := conditionOf(t, actions[len(actions)-1], appv1.ConditionReady); ready == nil || ready.Reason != tc.reason {
+				t.Errorf("Ready = %s %q, want %s", ready.Reason, ready.Message, tc.reason)
+			}
+			active, pending := c.config.Limiter.Counts()
+			if wantPending := map[bool]int{false: 1, true: 0}[tc.specChange]; active != 1 || pending != wantPending {
+				t.Errorf("limiter: %d active, %d pending; want 1, %d", active, pending, wantPending)
+			}
+			if tc.specChange {
+				return
+			}
+			// The slot is freed: the waiting DeployObject is woken, and
+			// its next sync rolls out.
+			c.config.Limiter.Finish(other, true)
+			if c.queue.Len() != 1 {
+				t.Fatalf("queue holds %d keys, want the waiting DeployObject", c.queue.Len())
+			}
+			f.kubeClient.ClearActions()
+			f.client.ClearActions()
+			if err := c.syncHandler(ctx, testobjects.TestKey); err != nil {
+				t.Fatalf("sync: %v", err)
+			}
+			// The status write of the first sync is not in the cache: the
+			// controller judges against what it wrote.
+			expectActions(t, writes(f.kubeClient.Actions(), f.client.Actions()), "get deployments", "patch deployments", "patch deployobjects/status")
+			// The fake Deployment is rolled out at once: Ready, and the
+			// slot is free again.
+			if active, pending := c.config.Limiter.Counts(); active != 0 || pending != 0 {
+				t.Errorf("after the rollout: %d active, %d pending; want 0, 0", active, pending)
+			}
+		})
+	}
+}
+
+// TestConfigEventHandlers: a ConfigMap or Secret event enqueues exactly the
+// DeployObjects that use the object, and only when its data changed.
+func TestConfigEventHandlers(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	f := newFixture(t)
+	users := usingConfig(func(d *appv1.DeployObject) {
+		d.Spec.Env = append(d.Spec.Env, testobjects.SecretKeyRef("creds", "password"))
+	})
+	other := usingConfig(func(d *appv1.DeployObject) {
+		d.Name = "other"
+		d.Spec.Env = []corev1.EnvVar{testobjects.ConfigMapKeyRef("elsewhere", "level", false)}
+	})
+	f.dobjs = []*appv1.DeployObject{users, other}
+	f.trackConfig, f.trackSecrets = true, true
+	c := f.newController(ctx)
+
+	expect := expectEnqueued(t, c)
+	slim := func(obj any) any {
+		o, err := caches.Transform(obj)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return o
+	}
+	cm := slim(testobjects.ConfigMap("cfg", map[string]string{"level": "info", "unused": "a"}))
+	relabelled := testobjects.ConfigMap("cfg", map[string]string{"level": "info", "unused": "a"})
+	relabelled.ResourceVersion, relabelled.Labels = "6", map[string]string{"team": "x"}
+	changed := slim(testobjects.ConfigMap("cfg", map[string]string{"level": "info", "unused": "b"}))
+
+	configMaps, secrets := c.config.Handler(configrollout.KindConfigMap), c.config.Handler(configrollout.KindSecret)
+	configMaps.OnAdd(cm, false)
+	expect("ConfigMap added", testobjects.TestKey)
+	configMaps.OnUpdate(cm, cm)
+	expect("ConfigMap resync")
+	configMaps.OnUpdate(cm, slim(relabelled))
+	expect("ConfigMap labels changed")
+	configMaps.OnUpdate(cm, changed)
+	expect("ConfigMap data changed", testobjects.TestKey)
+	configMaps.OnDelete(cache.DeletedFinalStateUnknown{Key: "apps/cfg", Obj: changed})
+	expect("ConfigMap tombstone", testobjects.TestKey)
+	configMaps.OnAdd(slim(testobjects.ConfigMap("unused-by-anyone", nil)), false)
+	expect("ConfigMap nobody uses")
+	configMaps.OnAdd("garbage", false)
+	expect("garbage")
+	// A ConfigMap and a Secret of the same name are different objects.
+	secrets.OnAdd(slim(testobjects.ConfigMap("cfg", nil)), false)
+	expect("Secret cfg, which nobody uses")
+
+	secret := func(v string) any {
+		return slim(&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "creds", Namespace: "apps", UID: "u"}, Data: map[string][]byte{"password": []byte(v)}})
+	}
+	secrets.OnUpdate(secret("a"), secret("a"))
+	expect("Secret resync")
+	secrets.OnUpdate(secret("a"), secret("b"))
+	expect("Secret data changed", testobjects.TestKey)
+	secrets.OnDelete(secret("b"))
+	expect("Secret deleted", testobjects.TestKey)
 }
 
 // appliedDeployment is the Deployment a server-side apply action sent.

@@ -33,15 +33,15 @@ import (
 	"k8s.io/klog/v2"
 	gatewayclient "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned"
 
-	caches "deployobject.dev/controller/pkg/caches"
-	children "deployobject.dev/controller/pkg/children"
-	clients "deployobject.dev/controller/pkg/clients"
+	"deployobject.dev/controller/pkg/caches"
+	"deployobject.dev/controller/pkg/children"
+	"deployobject.dev/controller/pkg/clients"
 	clientset "deployobject.dev/controller/pkg/generated/clientset/versioned"
 	appscheme "deployobject.dev/controller/pkg/generated/clientset/versioned/scheme"
-	leaderelection "deployobject.dev/controller/pkg/leaderelection"
+	"deployobject.dev/controller/pkg/leaderelection"
 	"deployobject.dev/controller/pkg/metrics"
-	options "deployobject.dev/controller/pkg/options"
-	server "deployobject.dev/controller/pkg/server"
+	"deployobject.dev/controller/pkg/options"
+	"deployobject.dev/controller/pkg/server"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".

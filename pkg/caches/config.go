@@ -7,7 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	children "deployobject.dev/controller/pkg/children"
+	"deployobject.dev/controller/pkg/children"
 )
 
 // ValueHash is the hash the cache keeps of one value: the first 8 bytes of

@@ -12,7 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	appv1 "deployobject.dev/controller/pkg/apis/app/v1"
-	testobjects "deployobject.dev/controller/pkg/testobjects"
+	"deployobject.dev/controller/pkg/testobjects"
 )
 
 // TestConfigCacheHoldsNoValue: the transforms keep the identity and

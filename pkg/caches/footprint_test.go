@@ -15,8 +15,8 @@ import (
 	"k8s.io/utils/ptr"
 
 	appv1 "deployobject.dev/controller/pkg/apis/app/v1"
-	children "deployobject.dev/controller/pkg/children"
-	testobjects "deployobject.dev/controller/pkg/testobjects"
+	"deployobject.dev/controller/pkg/children"
+	"deployobject.dev/controller/pkg/testobjects"
 )
 
 // footprintObjects is how many objects BenchmarkCachedFootprint caches

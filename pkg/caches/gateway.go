@@ -15,7 +15,7 @@ import (
 	gatewayclient "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned"
 	gatewaylisters "sigs.k8s.io/gateway-api/pkg/client/listers/apis/v1"
 
-	children "deployobject.dev/controller/pkg/children"
+	"deployobject.dev/controller/pkg/children"
 )
 
 // GatewayAPIRecheck is how often the controller asks discovery whether the

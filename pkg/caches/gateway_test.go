@@ -17,8 +17,8 @@ import (
 	"k8s.io/client-go/tools/cache"
 	gatewayfake "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned/fake"
 
-	metrics "deployobject.dev/controller/pkg/metrics"
-	testobjects "deployobject.dev/controller/pkg/testobjects"
+	"deployobject.dev/controller/pkg/metrics"
+	"deployobject.dev/controller/pkg/testobjects"
 )
 
 func TestGatewayAPIServed(t *testing.T) {

@@ -22,7 +22,7 @@ import (
 	gatewayclient "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned"
 
 	appv1 "deployobject.dev/controller/pkg/apis/app/v1"
-	children "deployobject.dev/controller/pkg/children"
+	"deployobject.dev/controller/pkg/children"
 	clientset "deployobject.dev/controller/pkg/generated/clientset/versioned"
 	informers "deployobject.dev/controller/pkg/generated/informers/externalversions"
 )

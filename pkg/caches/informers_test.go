@@ -20,10 +20,10 @@ import (
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 	gatewayfake "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned/fake"
 
-	children "deployobject.dev/controller/pkg/children"
+	"deployobject.dev/controller/pkg/children"
 	"deployobject.dev/controller/pkg/generated/clientset/versioned/fake"
-	metrics "deployobject.dev/controller/pkg/metrics"
-	testobjects "deployobject.dev/controller/pkg/testobjects"
+	"deployobject.dev/controller/pkg/metrics"
+	"deployobject.dev/controller/pkg/testobjects"
 )
 
 // TestInformerFactories: the typed accessors return the informers

@@ -18,8 +18,8 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/utils/ptr"
 
-	children "deployobject.dev/controller/pkg/children"
-	testobjects "deployobject.dev/controller/pkg/testobjects"
+	"deployobject.dev/controller/pkg/children"
+	"deployobject.dev/controller/pkg/testobjects"
 )
 
 // TestPackedCacheReadsBackTheTrimmedObject: for every packed kind, a read

@@ -15,9 +15,9 @@ import (
 	"k8s.io/utils/ptr"
 
 	appv1 "deployobject.dev/controller/pkg/apis/app/v1"
-	children "deployobject.dev/controller/pkg/children"
-	status "deployobject.dev/controller/pkg/status"
-	testobjects "deployobject.dev/controller/pkg/testobjects"
+	"deployobject.dev/controller/pkg/children"
+	"deployobject.dev/controller/pkg/status"
+	"deployobject.dev/controller/pkg/testobjects"
 )
 
 // TestSlimCacheAnswersLikeTheFullObject: every question the controller asks

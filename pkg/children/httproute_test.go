@@ -9,8 +9,8 @@ import (
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	appv1 "deployobject.dev/controller/pkg/apis/app/v1"
-	children "deployobject.dev/controller/pkg/children"
-	testobjects "deployobject.dev/controller/pkg/testobjects"
+	"deployobject.dev/controller/pkg/children"
+	"deployobject.dev/controller/pkg/testobjects"
 )
 
 func TestDesiredHTTPRoute(t *testing.T) {

@@ -7,7 +7,7 @@ import (
 	"k8s.io/client-go/util/flowcontrol"
 	_ "k8s.io/component-base/logs/json/register"
 
-	options "deployobject.dev/controller/pkg/options"
+	"deployobject.dev/controller/pkg/options"
 )
 
 // BuiltIn is cfg for clients of built-in kinds, which speak

@@ -17,7 +17,7 @@ import (
 
 	appv1 "deployobject.dev/controller/pkg/apis/app/v1"
 	clientset "deployobject.dev/controller/pkg/generated/clientset/versioned"
-	options "deployobject.dev/controller/pkg/options"
+	"deployobject.dev/controller/pkg/options"
 )
 
 // TestLeaderElectionClientIsItsOwn: the lease's client has its own rate

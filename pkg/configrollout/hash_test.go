@@ -11,8 +11,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	appv1 "deployobject.dev/controller/pkg/apis/app/v1"
-	caches "deployobject.dev/controller/pkg/caches"
-	testobjects "deployobject.dev/controller/pkg/testobjects"
+	"deployobject.dev/controller/pkg/caches"
+	"deployobject.dev/controller/pkg/testobjects"
 )
 
 // configWorld is a set of ConfigMaps and Secrets as the caches hold them,

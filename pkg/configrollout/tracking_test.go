@@ -11,8 +11,8 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	appv1 "deployobject.dev/controller/pkg/apis/app/v1"
-	caches "deployobject.dev/controller/pkg/caches"
-	testobjects "deployobject.dev/controller/pkg/testobjects"
+	"deployobject.dev/controller/pkg/caches"
+	"deployobject.dev/controller/pkg/testobjects"
 )
 
 // TestConfigHashOfCachedObjects: the config hash of a DeployObject is a

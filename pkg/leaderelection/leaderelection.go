@@ -16,8 +16,8 @@ import (
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
 	"k8s.io/klog/v2"
 
-	metrics "deployobject.dev/controller/pkg/metrics"
-	options "deployobject.dev/controller/pkg/options"
+	"deployobject.dev/controller/pkg/metrics"
+	"deployobject.dev/controller/pkg/options"
 )
 
 // Election holds the elector and the state Run shares with

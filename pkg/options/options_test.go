@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	children "deployobject.dev/controller/pkg/children"
+	"deployobject.dev/controller/pkg/children"
 )
 
 // TestParseFlags: the flags keep their names and meanings under pflag,

@@ -22,8 +22,8 @@ import (
 	"k8s.io/client-go/util/cert"
 	"k8s.io/klog/v2"
 
-	children "deployobject.dev/controller/pkg/children"
-	options "deployobject.dev/controller/pkg/options"
+	"deployobject.dev/controller/pkg/children"
+	"deployobject.dev/controller/pkg/options"
 )
 
 // How long the API server's answers are reused. A scrape every 15 to 60 s

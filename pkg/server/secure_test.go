@@ -20,7 +20,7 @@ import (
 	"k8s.io/client-go/util/cert"
 	"k8s.io/klog/v2"
 
-	options "deployobject.dev/controller/pkg/options"
+	"deployobject.dev/controller/pkg/options"
 )
 
 // reviewServer is an API server that answers TokenReviews for the tokens

@@ -20,8 +20,8 @@ import (
 	"k8s.io/klog/v2"
 
 	"deployobject.dev/controller/pkg/clients"
-	leaderelection "deployobject.dev/controller/pkg/leaderelection"
-	options "deployobject.dev/controller/pkg/options"
+	"deployobject.dev/controller/pkg/leaderelection"
+	"deployobject.dev/controller/pkg/options"
 )
 
 // NewAPIServerReadiness checks the API server's /readyz (readable by anyone

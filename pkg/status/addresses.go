@@ -7,7 +7,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	appv1 "deployobject.dev/controller/pkg/apis/app/v1"
-	children "deployobject.dev/controller/pkg/children"
+	"deployobject.dev/controller/pkg/children"
 )
 
 // maxAddresses is the bound of status.addresses in the CRD: a Service may

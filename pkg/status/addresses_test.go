@@ -10,7 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/diff"
 
 	appv1 "deployobject.dev/controller/pkg/apis/app/v1"
-	testobjects "deployobject.dev/controller/pkg/testobjects"
+	"deployobject.dev/controller/pkg/testobjects"
 )
 
 func TestAddressesOf(t *testing.T) {

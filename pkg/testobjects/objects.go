@@ -20,7 +20,7 @@ import (
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	appv1 "deployobject.dev/controller/pkg/apis/app/v1"
-	children "deployobject.dev/controller/pkg/children"
+	"deployobject.dev/controller/pkg/children"
 )
 
 func ConfigMapKeyRef(name, key string, optional bool) corev1.EnvVar {
