@@ -21,7 +21,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	coreinformers "k8s.io/client-go/informers/core/v1"
-	"k8s.io/client-go/kubernetes"
 	kubescheme "k8s.io/client-go/kubernetes/scheme"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/rest"
@@ -29,14 +28,11 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/client-go/tools/record"
 	logsapi "k8s.io/component-base/logs/api/v1"
-	_ "k8s.io/component-base/logs/json/register"
 	"k8s.io/klog/v2"
-	gatewayclient "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned"
 
 	"deployobject.dev/controller/pkg/caches"
 	"deployobject.dev/controller/pkg/children"
 	"deployobject.dev/controller/pkg/clients"
-	clientset "deployobject.dev/controller/pkg/generated/clientset/versioned"
 	appscheme "deployobject.dev/controller/pkg/generated/clientset/versioned/scheme"
 	"deployobject.dev/controller/pkg/leaderelection"
 	"deployobject.dev/controller/pkg/metrics"
@@ -101,19 +97,11 @@ func run(ctx context.Context, opts *options.Options) error {
 	if err != nil {
 		return err
 	}
-	kubeClient, err := kubernetes.NewForConfig(clients.BuiltIn(cfg, opts.ContentType))
+	apiClients, err := clients.New(cfg, opts.ContentType, opts.RenewDeadline)
 	if err != nil {
-		return fmt.Errorf("creating Kubernetes client: %w", err)
+		return err
 	}
-	client, err := clientset.NewForConfig(cfg)
-	if err != nil {
-		return fmt.Errorf("creating DeployObject client: %w", err)
-	}
-
-	gatewayClient, err := gatewayclient.NewForConfig(cfg)
-	if err != nil {
-		return fmt.Errorf("creating Gateway API client: %w", err)
-	}
+	kubeClient, client, gatewayClient := apiClients.Kube, apiClients.DeployObjects, apiClients.Gateway
 
 	registry := prometheus.NewRegistry()
 	controllerMetrics := metrics.Register(registry)
@@ -178,13 +166,7 @@ func run(ctx context.Context, opts *options.Options) error {
 	// start doing at any time.
 	go controller.watchGatewayAPI(ctx)
 
-	// Lease renewal has a client of its own, so that a busy reconcile loop
-	// cannot delay it.
-	leaseClient, err := kubernetes.NewForConfig(clients.BuiltIn(clients.LeaderElection(cfg, opts.RenewDeadline), opts.ContentType))
-	if err != nil {
-		return fmt.Errorf("creating the leader election client: %w", err)
-	}
-	elector, err := leaderelection.New(opts, inCluster, leaseClient)
+	elector, err := leaderelection.New(opts, inCluster, apiClients.Lease)
 	if err != nil {
 		return err
 	}

@@ -1,14 +1,56 @@
 package clients
 
 import (
+	"fmt"
 	"time"
 
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/flowcontrol"
-	_ "k8s.io/component-base/logs/json/register"
+	gatewayclient "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned"
+
+	clientset "deployobject.dev/controller/pkg/generated/clientset/versioned"
 
 	"deployobject.dev/controller/pkg/options"
 )
+
+// Set is the controller's clients of the API server.
+type Set struct {
+	// Kube reads and writes the built-in kinds, in the content type of
+	// --kube-api-content-type.
+	Kube kubernetes.Interface
+	// DeployObjects reads DeployObjects and writes their status, in JSON:
+	// the API server has no protobuf form of a custom resource.
+	DeployObjects clientset.Interface
+	// Gateway reads and writes HTTPRoutes, in JSON likewise.
+	Gateway gatewayclient.Interface
+	// Lease renews the leader lease, with a rate limit and a timeout of
+	// its own, so that a busy reconcile loop cannot delay a renewal.
+	Lease kubernetes.Interface
+}
+
+// New builds the controller's clients from cfg: the built-in kinds' speak
+// contentType, and the lease's gives up a request after half of
+// renewDeadline.
+func New(cfg *rest.Config, contentType string, renewDeadline time.Duration) (*Set, error) {
+	kube, err := kubernetes.NewForConfig(BuiltIn(cfg, contentType))
+	if err != nil {
+		return nil, fmt.Errorf("creating Kubernetes client: %w", err)
+	}
+	dobj, err := clientset.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("creating DeployObject client: %w", err)
+	}
+	gateway, err := gatewayclient.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("creating Gateway API client: %w", err)
+	}
+	lease, err := kubernetes.NewForConfig(BuiltIn(LeaderElection(cfg, renewDeadline), contentType))
+	if err != nil {
+		return nil, fmt.Errorf("creating the leader election client: %w", err)
+	}
+	return &Set{Kube: kube, DeployObjects: dobj, Gateway: gateway, Lease: lease}, nil
+}
 
 // BuiltIn is cfg for clients of built-in kinds, which speak
 // contentType. The content type is set even when it is protobuf, which

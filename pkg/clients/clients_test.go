@@ -11,48 +11,52 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/util/flowcontrol"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	appv1 "deployobject.dev/controller/pkg/apis/app/v1"
-	clientset "deployobject.dev/controller/pkg/generated/clientset/versioned"
 	"deployobject.dev/controller/pkg/options"
 )
 
 // TestLeaderElectionClientIsItsOwn: the lease's client has its own rate
 // limiter, so that the controller's requests never delay a renewal, and a
 // request timeout shorter than the renew deadline, so that a stuck request
-// leaves time to retry.
+// leaves time to retry. The base configuration carries a rate limiter of
+// its own: a client built from a configuration without one gets a fresh
+// limiter whatever New does, which would prove nothing.
 func TestLeaderElectionClientIsItsOwn(t *testing.T) {
-	base := &rest.Config{Host: "https://api.example:6443", QPS: 200, Burst: 400, UserAgent: "deployobject-controller/test"}
+	shared := flowcontrol.NewTokenBucketRateLimiter(200, 400)
+	base := &rest.Config{Host: "https://api.example:6443", RateLimiter: shared, UserAgent: "deployobject-controller/test"}
 	const renewDeadline = 10 * time.Second
+	set, err := New(base, options.ContentTypeProtobuf, renewDeadline)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if base.Timeout != 0 || base.RateLimiter != shared {
+		t.Errorf("the controller's configuration was modified: timeout %s, rate limiter %v", base.Timeout, base.RateLimiter)
+	}
+	if got := set.Kube.CoordinationV1().RESTClient().GetRateLimiter(); got != shared {
+		t.Errorf("the controller's client has rate limiter %v, want the configuration's", got)
+	}
+	if set.Lease.CoordinationV1().RESTClient().GetRateLimiter() == shared {
+		t.Error("the lease's client shares the controller's rate limiter")
+	}
 	cfg := LeaderElection(base, renewDeadline)
 	if cfg.Timeout <= 0 || cfg.Timeout >= renewDeadline {
 		t.Errorf("request timeout %s, want more than 0 and less than the renew deadline %s", cfg.Timeout, renewDeadline)
-	}
-	if base.Timeout != 0 || base.RateLimiter != nil {
-		t.Errorf("the controller's configuration was modified: timeout %s, rate limiter %v", base.Timeout, base.RateLimiter)
-	}
-	controllerClient, err := kubernetes.NewForConfig(base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	leaseClient, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if controllerClient.CoordinationV1().RESTClient().GetRateLimiter() == leaseClient.CoordinationV1().RESTClient().GetRateLimiter() {
-		t.Error("the lease's client shares the controller's rate limiter")
 	}
 	if !strings.HasSuffix(cfg.UserAgent, "/leader-election") {
 		t.Errorf("user agent %q does not name the leader election client", cfg.UserAgent)
 	}
 }
 
-// TestContentTypes: clients of built-in kinds ask for and send what
-// --kube-api-content-type says, and the DeployObject client JSON, which is
-// all the API server serves for a custom resource.
+// TestContentTypes: the clients New builds, which main uses, ask for and
+// send for the built-in kinds what --kube-api-content-type says, and for
+// DeployObjects and HTTPRoutes JSON, which is all the API server serves
+// for a custom resource.
 func TestContentTypes(t *testing.T) {
 	for _, contentType := range []string{options.ContentTypeProtobuf, options.ContentTypeJSON} {
 		t.Run(contentType, func(t *testing.T) {
@@ -65,18 +69,15 @@ func TestContentTypes(t *testing.T) {
 				http.Error(w, "{}", http.StatusTeapot)
 			}))
 			defer srv.Close()
-			cfg := &rest.Config{Host: srv.URL}
-			kube, err := kubernetes.NewForConfig(BuiltIn(cfg, contentType))
-			if err != nil {
-				t.Fatal(err)
-			}
-			client, err := clientset.NewForConfig(cfg)
+			set, err := New(&rest.Config{Host: srv.URL}, contentType, 10*time.Second)
 			if err != nil {
 				t.Fatal(err)
 			}
 			ctx := context.Background()
-			_, _ = kube.AppsV1().Deployments("ns").Create(ctx, &appsv1.Deployment{}, metav1.CreateOptions{})
-			_, _ = client.AppV1().DeployObjects("ns").UpdateStatus(ctx, &appv1.DeployObject{ObjectMeta: metav1.ObjectMeta{Name: "web"}}, metav1.UpdateOptions{})
+			_, _ = set.Kube.AppsV1().Deployments("ns").Create(ctx, &appsv1.Deployment{}, metav1.CreateOptions{})
+			_, _ = set.Lease.CoordinationV1().Leases("ns").Create(ctx, &coordinationv1.Lease{}, metav1.CreateOptions{})
+			_, _ = set.DeployObjects.AppV1().DeployObjects("ns").UpdateStatus(ctx, &appv1.DeployObject{ObjectMeta: metav1.ObjectMeta{Name: "web"}}, metav1.UpdateOptions{})
+			_, _ = set.Gateway.GatewayV1().HTTPRoutes("ns").Create(ctx, &gatewayv1.HTTPRoute{}, metav1.CreateOptions{})
 
 			wantAccept := options.ContentTypeJSON + ", */*"
 			if contentType == options.ContentTypeProtobuf {
@@ -84,7 +85,9 @@ func TestContentTypes(t *testing.T) {
 			}
 			want := map[string]string{
 				"/apis/apps/v1/namespaces/ns/deployments":                              wantAccept + " | " + contentType,
+				"/apis/coordination.k8s.io/v1/namespaces/ns/leases":                    wantAccept + " | " + contentType,
 				"/apis/app.deployobject.dev/v1/namespaces/ns/deployobjects/web/status": "application/json, */* | application/json",
+				"/apis/gateway.networking.k8s.io/v1/namespaces/ns/httproutes":          "application/json, */* | application/json",
 			}
 			mu.Lock()
 			defer mu.Unlock()

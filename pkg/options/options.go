@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/pflag"
 	"k8s.io/component-base/featuregate"
 	logsapi "k8s.io/component-base/logs/api/v1"
+	// Registers the JSON log format, which --logging-format offers.
 	_ "k8s.io/component-base/logs/json/register"
 
 	"deployobject.dev/controller/pkg/children"

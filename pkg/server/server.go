@@ -16,7 +16,6 @@ import (
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
-	_ "k8s.io/component-base/logs/json/register"
 	"k8s.io/klog/v2"
 
 	"deployobject.dev/controller/pkg/clients"
