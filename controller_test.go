@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -478,8 +479,22 @@ func TestSyncCorrectsServiceDrift(t *testing.T) {
 			}
 			expectActions(t, actions, "get services", "update services")
 			got := actions[1].(core.UpdateAction).GetObject().(*corev1.Service)
-			if _, changed := children.MergeService(got, children.DesiredService(dobj)); changed {
-				t.Errorf("updated Service still drifts: %+v", got.Spec)
+			// Judged against the desired Service itself, not through
+			// MergeService, which would share a blind spot of the code
+			// under test.
+			want := children.DesiredService(dobj)
+			if got.Spec.Type != want.Spec.Type || !maps.Equal(got.Spec.Selector, want.Spec.Selector) || !children.HasLabels(got.Labels, want.Labels) {
+				t.Errorf("updated Service: type %s, selector %v, labels %v; want type %s, selector %v, labels %v",
+					got.Spec.Type, got.Spec.Selector, got.Labels, want.Spec.Type, want.Spec.Selector, want.Labels)
+			}
+			if len(got.Spec.Ports) != len(want.Spec.Ports) {
+				t.Fatalf("updated Service has ports %+v, want %+v", got.Spec.Ports, want.Spec.Ports)
+			}
+			for i, p := range got.Spec.Ports {
+				w := want.Spec.Ports[i]
+				if p.Name != w.Name || p.Port != w.Port || p.TargetPort != w.TargetPort || p.Protocol != w.Protocol || p.NodePort != 0 {
+					t.Errorf("updated Service port %+v, want %+v without a node port", p, w)
+				}
 			}
 			if got.Spec.ClusterIP != live.Spec.ClusterIP {
 				t.Errorf("clusterIP = %q, want %q kept", got.Spec.ClusterIP, live.Spec.ClusterIP)
