@@ -45,6 +45,44 @@ func FuzzResourceOf(f *testing.F) {
 	})
 }
 
+// FuzzResourceOfNeverNamesAnObject: the resource label of the request
+// metrics is bounded: the resource and subresource of a path, never the
+// name of an object or a namespace, of which a cluster has without bound.
+func FuzzResourceOfNeverNamesAnObject(f *testing.F) {
+	f.Add("ns", "deployments", "web", "status")
+	f.Add("kube-system", "services", "deployments", "")
+	f.Fuzz(func(t *testing.T, namespace, resource, name, subresource string) {
+		for _, s := range []string{namespace, resource, name, subresource} {
+			if strings.Contains(s, "/") {
+				t.Skip("a segment of a path holds no slash")
+			}
+		}
+		if namespace == "" || resource == "" || name == "" {
+			t.Skip("empty segments are not a request for an object")
+		}
+		want := resource
+		if subresource != "" {
+			want += "/" + subresource
+		}
+		for _, path := range []string{
+			"/apis/apps/v1/namespaces/" + namespace + "/" + resource + "/" + name + "/" + subresource,
+			"/api/v1/namespaces/" + namespace + "/" + resource + "/" + name + "/" + subresource,
+		} {
+			if got := resourceOf(path); got != want {
+				t.Errorf("resourceOf(%q) = %q, want %q", path, got, want)
+			}
+		}
+		for _, path := range []string{
+			"/apis/apps/v1/namespaces/" + namespace + "/" + resource,
+			"/apis/apps/v1/" + resource + "/" + name,
+		} {
+			if got := resourceOf(path); got != resource {
+				t.Errorf("resourceOf(%q) = %q, want %q", path, got, resource)
+			}
+		}
+	})
+}
+
 func TestResourceOf(t *testing.T) {
 	for path, want := range map[string]string{
 		"/apis/apps/v1/namespaces/ns/deployments/web":                          "deployments",
