@@ -1,10 +1,14 @@
 package children_test
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
+
+	"k8s.io/apimachinery/pkg/util/intstr"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -105,6 +109,9 @@ func FuzzChildrenConverge(f *testing.F) {
 		if driftReplicas%2 == 0 && containerNamed(applied.Spec.Template.Spec.Containers, "injected") == nil {
 			t.Fatal("apply removed a container someone else added")
 		}
+		// Judged against the spec itself too: DeploymentInSync is the code
+		// under test, and a merge that ignored a field would pass it.
+		specMatches(t, dobj, applied)
 
 		wantSvc := children.DesiredService(dobj)
 		if wantSvc == nil {
@@ -136,7 +143,54 @@ func FuzzChildrenConverge(f *testing.F) {
 		if mergedSvc.Spec.ClusterIP != liveSvc.Spec.ClusterIP {
 			t.Fatal("clusterIP not kept")
 		}
+		wantType := corev1.ServiceType(dobj.Spec.ServiceType)
+		if wantType == "" {
+			wantType = corev1.ServiceTypeClusterIP
+		}
+		if mergedSvc.Spec.Type != wantType {
+			t.Fatalf("merged Service type %q, want the spec's %q", mergedSvc.Spec.Type, wantType)
+		}
+		for i, p := range dobj.Spec.Ports {
+			got := mergedSvc.Spec.Ports[i]
+			if got.Name != p.Name || got.Port != ptr.Deref(p.ServicePort, p.ContainerPort) || got.TargetPort != intstr.FromInt32(p.ContainerPort) || got.Protocol != cmp.Or(p.Protocol, corev1.ProtocolTCP) {
+				t.Fatalf("merged Service port %+v, want the spec's %+v", got, p)
+			}
+		}
 	})
+}
+
+// specMatches checks that the main container of d carries what dobj's spec
+// says, field by field.
+func specMatches(t *testing.T, dobj *appv1.DeployObject, d *appsv1.Deployment) {
+	t.Helper()
+	c := containerNamed(d.Spec.Template.Spec.Containers, appv1.ContainerName)
+	if c == nil {
+		t.Fatalf("the Deployment has no container %s", appv1.ContainerName)
+	}
+	spec := &dobj.Spec
+	if ptr.Deref(d.Spec.Replicas, -1) != ptr.Deref(spec.Replicas, -1) {
+		t.Fatalf("replicas %v, want the spec's %v", d.Spec.Replicas, spec.Replicas)
+	}
+	// An empty image is refused at admission; unset, it is not owned.
+	if (spec.Image != "" && c.Image != spec.Image) || !slices.Equal(c.Command, spec.Command) || !slices.Equal(c.Args, spec.Args) {
+		t.Fatalf("container image %q, command %q, args %q; want the spec's %q, %q, %q", c.Image, c.Command, c.Args, spec.Image, spec.Command, spec.Args)
+	}
+	if len(c.Env) != len(spec.Env) {
+		t.Fatalf("container env %+v, want the spec's %+v", c.Env, spec.Env)
+	}
+	for i, e := range spec.Env {
+		if c.Env[i].Name != e.Name || c.Env[i].Value != e.Value {
+			t.Fatalf("container env %d is %s=%q, want the spec's %s=%q", i, c.Env[i].Name, c.Env[i].Value, e.Name, e.Value)
+		}
+	}
+	if len(c.Ports) != len(spec.Ports) {
+		t.Fatalf("container ports %+v, want the spec's %+v", c.Ports, spec.Ports)
+	}
+	for i, p := range spec.Ports {
+		if got := c.Ports[i]; got.Name != p.Name || got.ContainerPort != p.ContainerPort || got.Protocol != cmp.Or(p.Protocol, corev1.ProtocolTCP) {
+			t.Fatalf("container port %+v, want the spec's %+v", got, p)
+		}
+	}
 }
 
 // applyToFake creates live in a fake clientset, whose object tracker merges
