@@ -14,6 +14,7 @@ import (
 	"context"
 	"crypto/tls"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -46,13 +47,15 @@ import (
 // env is what the suite runs against, from E2E_* environment variables.
 var env struct {
 	kubeconfig string
-	controller string // path of the controller binary
-	kubectl    string
-	repoRoot   string
-	cfg        *rest.Config
-	kube       kubernetes.Interface
-	client     clientset.Interface
-	dynamic    dynamic.Interface
+	// sharedKubeconfig authenticates as sharedServiceAccount.
+	sharedKubeconfig string
+	controller       string // path of the controller binary
+	kubectl          string
+	repoRoot         string
+	cfg              *rest.Config
+	kube             kubernetes.Interface
+	client           clientset.Interface
+	dynamic          dynamic.Interface
 }
 
 // shared is the controller process most tests run against.
@@ -115,7 +118,7 @@ func withoutSharedController(t *testing.T) {
 	t.Helper()
 	stopErr := shared.stop(syscall.SIGTERM, 30*time.Second)
 	t.Cleanup(func() {
-		p, err := startController("shared", sharedArgs...)
+		p, err := startShared()
 		if err != nil {
 			t.Fatalf("restarting the shared controller: %v", err)
 		}
@@ -159,7 +162,11 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, "e2e:", err)
 		return 1
 	}
-	shared, err = startController("shared", sharedArgs...)
+	if env.sharedKubeconfig, err = installSharedIdentity(root); err != nil {
+		fmt.Fprintln(os.Stderr, "e2e:", err)
+		return 1
+	}
+	shared, err = startShared()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "e2e:", err)
 		return 1
@@ -167,6 +174,10 @@ func run(m *testing.M) int {
 	code := m.Run()
 	if err := shared.stop(syscall.SIGTERM, 20*time.Second); err != nil {
 		fmt.Fprintln(os.Stderr, "e2e: stopping the controller:", err)
+		code = 1
+	}
+	if denied := sharedDenials(); len(denied) > 0 {
+		fmt.Fprintf(os.Stderr, "e2e: the shipped ClusterRoles refused the shared controller:\n%s\n", strings.Join(denied, "\n"))
 		code = 1
 	}
 	fired, summary := detectorReport()
@@ -195,6 +206,84 @@ type controllerProcess struct {
 	metricsToken string
 	done         chan struct{}
 	exitErr      error
+}
+
+// sharedServiceAccount is the identity of the shared controller: a
+// ServiceAccount bound to the ClusterRoles that deploy/ and
+// deploy/track-secrets ship, and to nothing else. Every test that relies on
+// the shared controller so proves the shipped permissions, on an API server
+// with OwnerReferencesPermissionEnforcement (hack/cluster.sh): a verb
+// missing from them fails a test. It is not deploy/'s own ServiceAccount,
+// which TestServiceAccountPermissions checks holds no Secrets without the
+// track-secrets component.
+const sharedServiceAccount = "deployobject-controller-e2e"
+
+// installSharedIdentity installs deploy/ (server-side, as docs/operating.md
+// says), the track-secrets component's ClusterRole, and
+// sharedServiceAccount bound to both ClusterRoles, and writes a kubeconfig
+// of that ServiceAccount.
+func installSharedIdentity(root string) (string, error) {
+	bindings := fmt.Sprintf("apiVersion: v1\nkind: ServiceAccount\nmetadata: {name: %s, namespace: %s}\n", sharedServiceAccount, systemNamespace)
+	for _, role := range []string{"deployobject-controller", "deployobject-controller-track-secrets"} {
+		bindings += fmt.Sprintf(`---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata:
+  name: %[1]s-%[2]s
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: %[2]s}
+subjects: [{kind: ServiceAccount, name: %[1]s, namespace: %[3]s}]
+`, sharedServiceAccount, role, systemNamespace)
+	}
+	steps := []struct {
+		stdin string
+		args  []string
+	}{
+		{"", []string{"apply", "--server-side", "-k", filepath.Join(root, "deploy")}},
+		{"", []string{"apply", "--server-side", "-f", filepath.Join(root, "deploy", "track-secrets", "rbac.yaml")}},
+		{bindings, []string{"apply", "--server-side", "-f", "-"}},
+	}
+	for _, s := range steps {
+		out, err := kubectlStdin(s.stdin, s.args...)
+		if err != nil {
+			return "", fmt.Errorf("kubectl %s: %w\n%s", strings.Join(s.args, " "), err, out)
+		}
+	}
+	dir, err := os.MkdirTemp("", "deployobject-e2e-shared-")
+	if err != nil {
+		return "", err
+	}
+	return writeServiceAccountKubeconfig(dir, systemNamespace, sharedServiceAccount)
+}
+
+// sharedDenials are the RBAC denials of sharedServiceAccount in the logs
+// of every shared controller the suite started: a verb the shipped
+// ClusterRoles lack, even one that only a retried informer list needed.
+func sharedDenials() []string {
+	launchedLogs.Lock()
+	defer launchedLogs.Unlock()
+	user := "system:serviceaccount:" + systemNamespace + ":" + sharedServiceAccount
+	var denied []string
+	for _, path := range launchedLogs.paths {
+		if !strings.Contains(filepath.Base(path), "-shared-") {
+			continue
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			denied = append(denied, err.Error())
+			continue
+		}
+		for _, line := range strings.Split(string(data), "\n") {
+			if strings.Contains(line, `User \"`+user+`\" cannot`) || strings.Contains(line, `User "`+user+`" cannot`) {
+				denied = append(denied, path+": "+line)
+			}
+		}
+	}
+	return denied
+}
+
+// startShared starts the shared controller, as sharedServiceAccount.
+func startShared() (*controllerProcess, error) {
+	return startControllerWith("shared", nil, nil, append([]string{"--kubeconfig=" + env.sharedKubeconfig}, sharedArgs...)...)
 }
 
 // startController starts the controller binary with --kubeconfig and free
@@ -573,26 +662,44 @@ func controllerWrites(t *testing.T, ns, resource, verb string, since time.Time) 
 // ServiceAccount name in ns.
 func serviceAccountToken(t *testing.T, ns, name string) string {
 	t.Helper()
-	tok, err := env.kube.CoreV1().ServiceAccounts(ns).CreateToken(ctx, name,
-		&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To[int64](3600)}}, metav1.CreateOptions{})
+	tok, err := requestToken(ns, name)
 	if err != nil {
-		t.Fatalf("requesting a token for the ServiceAccount %s/%s: %v", ns, name, err)
+		t.Fatal(err)
 	}
-	return tok.Status.Token
+	return tok
+}
+
+// requestToken is a token of the ServiceAccount name in ns, valid for
+// longer than the suite's timeout.
+func requestToken(ns, name string) (string, error) {
+	tok, err := env.kube.CoreV1().ServiceAccounts(ns).CreateToken(ctx, name,
+		&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To[int64](3 * 3600)}}, metav1.CreateOptions{})
+	if err != nil {
+		return "", fmt.Errorf("requesting a token for the ServiceAccount %s/%s: %w", ns, name, err)
+	}
+	return tok.Status.Token, nil
 }
 
 // clusterCA is the CA bundle of the API server, from the kubeconfig.
 func clusterCA(t *testing.T) []byte {
 	t.Helper()
+	ca, err := clusterCAData()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ca
+}
+
+func clusterCAData() ([]byte, error) {
 	ca := env.cfg.CAData
 	if len(ca) == 0 && env.cfg.CAFile != "" {
 		var err error
 		if ca, err = os.ReadFile(env.cfg.CAFile); err != nil {
-			t.Fatal(err)
+			return nil, err
 		}
 	}
 	if len(ca) == 0 {
-		t.Fatal("the kubeconfig has no CA: the API server must be reached over TLS")
+		return nil, errors.New("the kubeconfig has no CA: the API server must be reached over TLS")
 	}
-	return ca
+	return ca, nil
 }

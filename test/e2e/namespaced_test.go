@@ -203,14 +203,32 @@ func deploymentArgs(t *testing.T, ns string) []string {
 // ServiceAccount name in ns with a token of it, and returns its path.
 func serviceAccountKubeconfig(t *testing.T, ns, name string) string {
 	t.Helper()
-	cfg := clientcmdapi.NewConfig()
-	cfg.Clusters["e2e"] = &clientcmdapi.Cluster{Server: env.cfg.Host, CertificateAuthorityData: clusterCA(t)}
-	cfg.AuthInfos[name] = &clientcmdapi.AuthInfo{Token: serviceAccountToken(t, ns, name)}
-	cfg.Contexts[name] = &clientcmdapi.Context{Cluster: "e2e", AuthInfo: name, Namespace: ns}
-	cfg.CurrentContext = name
-	path := filepath.Join(t.TempDir(), "kubeconfig")
-	if err := clientcmd.WriteToFile(*cfg, path); err != nil {
-		t.Fatal(fmt.Errorf("writing the ServiceAccount's kubeconfig: %w", err))
+	path, err := writeServiceAccountKubeconfig(t.TempDir(), ns, name)
+	if err != nil {
+		t.Fatal(err)
 	}
 	return path
+}
+
+// writeServiceAccountKubeconfig is serviceAccountKubeconfig, written into
+// dir.
+func writeServiceAccountKubeconfig(dir, ns, name string) (string, error) {
+	ca, err := clusterCAData()
+	if err != nil {
+		return "", err
+	}
+	token, err := requestToken(ns, name)
+	if err != nil {
+		return "", err
+	}
+	cfg := clientcmdapi.NewConfig()
+	cfg.Clusters["e2e"] = &clientcmdapi.Cluster{Server: env.cfg.Host, CertificateAuthorityData: ca}
+	cfg.AuthInfos[name] = &clientcmdapi.AuthInfo{Token: token}
+	cfg.Contexts[name] = &clientcmdapi.Context{Cluster: "e2e", AuthInfo: name, Namespace: ns}
+	cfg.CurrentContext = name
+	path := filepath.Join(dir, "kubeconfig")
+	if err := clientcmd.WriteToFile(*cfg, path); err != nil {
+		return "", fmt.Errorf("writing the ServiceAccount's kubeconfig: %w", err)
+	}
+	return path, nil
 }
