@@ -2,8 +2,9 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -61,8 +62,11 @@ type Controller struct {
 	ingresses   caches.PackedLister[networkingv1.Ingress, *networkingv1.Ingress]
 	// gateway holds the HTTPRoute cache once the cluster serves
 	// HTTPRoutes; nil runs without the Gateway API.
-	gateway      *caches.GatewayRoutes
-	cachesSynced []cache.InformerSynced
+	gateway *caches.GatewayRoutes
+	// caches are the informers' HasSynced, by the resource each holds.
+	caches map[string]cache.InformerSynced
+	// cacheSyncTimeout bounds the wait for the caches in Run.
+	cacheSyncTimeout time.Duration
 
 	queue    workqueue.TypedRateLimitingInterface[cache.ObjectName]
 	recorder record.EventRecorder
@@ -110,15 +114,16 @@ func NewController(
 		hpas:          caches.NewPackedLister[autoscalingv2.HorizontalPodAutoscaler](hpaInformer.Informer().GetIndexer(), autoscalingv2.Resource("horizontalpodautoscalers")),
 		ingresses:     caches.NewPackedLister[networkingv1.Ingress](ingressInformer.Informer().GetIndexer(), networkingv1.Resource("ingresses")),
 		gateway:       gateway,
-		cachesSynced: []cache.InformerSynced{
-			deployObjectInformer.Informer().HasSynced,
-			deploymentInformer.Informer().HasSynced,
-			serviceInformer.Informer().HasSynced,
-			pdbInformer.Informer().HasSynced,
-			hpaInformer.Informer().HasSynced,
-			ingressInformer.Informer().HasSynced,
-			gateway.HasSynced,
+		caches: map[string]cache.InformerSynced{
+			"deployobjects":            deployObjectInformer.Informer().HasSynced,
+			"deployments":              deploymentInformer.Informer().HasSynced,
+			"services":                 serviceInformer.Informer().HasSynced,
+			"poddisruptionbudgets":     pdbInformer.Informer().HasSynced,
+			"horizontalpodautoscalers": hpaInformer.Informer().HasSynced,
+			"ingresses":                ingressInformer.Informer().HasSynced,
+			"httproutes":               gateway.HasSynced,
 		},
+		cacheSyncTimeout: 2 * time.Minute,
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
 			newRateLimiter(),
 			workqueue.TypedRateLimitingQueueConfig[cache.ObjectName]{Name: queueName},
@@ -162,7 +167,9 @@ func (c *Controller) trackConfig(ctx context.Context, deployObjectInformer infor
 		return err
 	}
 	c.config = t
-	c.cachesSynced = append(c.cachesSynced, synced...)
+	for kind, hasSynced := range synced {
+		c.caches[strings.ToLower(string(kind))+"s"] = hasSynced
+	}
 	return nil
 }
 
@@ -223,12 +230,18 @@ func (c *Controller) Run(ctx, writes context.Context, workers int) error {
 	defer context.AfterFunc(writes, stopRun)()
 
 	logger.Info("Waiting for informer caches to sync")
-	if !cache.WaitForNamedCacheSyncWithContext(runCtx, c.cachesSynced...) {
+	syncCtx, cancelSync := context.WithTimeout(runCtx, c.cacheSyncTimeout)
+	defer cancelSync()
+	if !cache.WaitForNamedCacheSyncWithContext(syncCtx, c.cachesSynced()...) {
 		if runCtx.Err() != nil {
 			// Asked to stop before the caches synced: nothing was started.
 			return nil
 		}
-		return errors.New("informer caches did not sync")
+		// Holding the lease without working would stop every DeployObject
+		// silently: give it up, so that another replica or a restart takes
+		// over, and say what failed.
+		return fmt.Errorf("the caches of %s did not sync within %s: listing them fails (the reflector's errors above say why; a permission missing from the controller's role is the usual cause)",
+			strings.Join(c.unsynced(), ", "), c.cacheSyncTimeout)
 	}
 
 	workCtx, cancelWork := context.WithCancel(writes)
@@ -251,6 +264,23 @@ func (c *Controller) Run(ctx, writes context.Context, workers int) error {
 	wg.Wait()
 	logger.Info("Workers stopped")
 	return nil
+}
+
+// cachesSynced are the HasSynced of every cache c reads.
+func (c *Controller) cachesSynced() []cache.InformerSynced {
+	return slices.Collect(maps.Values(c.caches))
+}
+
+// unsynced are the resources whose caches have not synced, sorted.
+func (c *Controller) unsynced() []string {
+	var names []string
+	for name, hasSynced := range c.caches {
+		if !hasSynced() {
+			names = append(names, name)
+		}
+	}
+	slices.Sort(names)
+	return names
 }
 
 // processNextWorkItem syncs one key and decides whether it is retried. It

@@ -1339,7 +1339,7 @@ func backlogController(t *testing.T, ctx context.Context, n int) (*Controller, *
 	c := f.newController(ctx)
 	api, client := newBlockingAPIServer(t)
 	c.kubeClient = client
-	c.cachesSynced = nil
+	c.caches = nil
 	for _, d := range f.dobjs {
 		c.queue.Add(cache.MetaObjectToName(d))
 	}
@@ -1354,6 +1354,32 @@ func waitFor(t *testing.T, ch <-chan struct{}, n int, what string) {
 		case <-time.After(10 * time.Second):
 			t.Fatalf("timed out waiting for %s", what)
 		}
+	}
+}
+
+// TestRunGivesUpWhenCachesDoNotSync: a leader whose caches never fill,
+// as when its role lacks a list or watch, does not hold the lease without
+// working: after the cache sync timeout Run returns an error naming the
+// resources whose caches did not sync, and only those.
+func TestRunGivesUpWhenCachesDoNotSync(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	ctx, stop := context.WithCancel(ctx)
+	defer stop()
+	c := newFixture(t).newController(ctx)
+	c.caches = map[string]cache.InformerSynced{
+		"deployobjects": func() bool { return true },
+		"secrets":       func() bool { return false },
+	}
+	c.cacheSyncTimeout = 200 * time.Millisecond
+	done := make(chan error, 1)
+	go func() { done <- c.Run(ctx, context.WithoutCancel(ctx), 1) }()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "secrets") || strings.Contains(err.Error(), "deployobjects") {
+			t.Errorf("Run returned %v, want an error naming the secrets cache alone", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Run still waits for a cache that never syncs")
 	}
 }
 

@@ -10,7 +10,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"os/signal"
@@ -145,6 +144,7 @@ func run(ctx context.Context, opts *options.Options) error {
 		return err
 	}
 	controller.shutdownGrace = opts.ShutdownGrace
+	controller.cacheSyncTimeout = opts.CacheSyncTimeout
 	controller.childBatchPeriod = opts.ChildBatch
 	controller.podSecurity = opts.PodSecurity
 	var secrets coreinformers.SecretInformer
@@ -178,7 +178,7 @@ func run(ctx context.Context, opts *options.Options) error {
 	if err != nil {
 		return err
 	}
-	servers, err := server.Start(ctx, opts, registry, secure, elector, controller.cachesSynced, apiServerReady)
+	servers, err := server.Start(ctx, opts, registry, secure, elector, controller.cachesSynced(), apiServerReady)
 	if err != nil {
 		return err
 	}
@@ -186,17 +186,20 @@ func run(ctx context.Context, opts *options.Options) error {
 
 	if elector == nil {
 		controllerMetrics.Leader.Set(1)
-		return controller.Run(ctx, context.WithoutCancel(ctx), opts.Workers)
+		err = controller.Run(ctx, context.WithoutCancel(ctx), opts.Workers)
+	} else {
+		err = leaderelection.Run(ctx, elector, controllerMetrics, func(ctx, writes context.Context) error {
+			return controller.Run(ctx, writes, opts.Workers)
+		})
 	}
-	err = leaderelection.Run(ctx, elector, controllerMetrics, func(ctx, writes context.Context) error {
-		return controller.Run(ctx, writes, opts.Workers)
-	})
-	if errors.Is(err, leaderelection.ErrLeaseLost) {
-		// At once: the deferred shutdowns would wait for the informers,
-		// which run until a signal.
+	if err != nil {
+		// The lease lost, or caches that never synced (the lease, if any,
+		// released): exit at once, as the deferred shutdowns would wait
+		// for the informers, which run until a signal.
+		logger.Error(err, "Controller failed")
 		klog.FlushAndExit(klog.ExitFlushTimeout, 1)
 	}
-	return err
+	return nil
 }
 
 func restConfig(opts *options.Options) (*rest.Config, bool, error) {

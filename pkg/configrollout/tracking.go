@@ -92,9 +92,9 @@ type Tracking struct {
 // that DeployObjects' pods use: it indexes the DeployObjects by what they
 // use and syncs (enqueueAfter) exactly those that use an object whose data
 // changed; enqueue wakes a DeployObject whose turn to roll out came. It
-// returns the tracking and the HasSynced of the informers it follows, and
-// must be called before the informers start.
-func Track(ctx context.Context, deployObjects, configMaps, secrets cache.SharedIndexInformer, maxRollouts int, delay time.Duration, enqueue func(cache.ObjectName), enqueueAfter func(cache.ObjectName, time.Duration)) (*Tracking, []cache.InformerSynced, error) {
+// returns the tracking and the HasSynced of the informers it follows, by
+// kind, and must be called before the informers start.
+func Track(ctx context.Context, deployObjects, configMaps, secrets cache.SharedIndexInformer, maxRollouts int, delay time.Duration, enqueue func(cache.ObjectName), enqueueAfter func(cache.ObjectName, time.Duration)) (*Tracking, map[Kind]cache.InformerSynced, error) {
 	if err := deployObjects.AddIndexers(cache.Indexers{IndexName: IndexFunc(secrets != nil)}); err != nil {
 		return nil, nil, fmt.Errorf("adding the DeployObject index of ConfigMaps and Secrets: %w", err)
 	}
@@ -122,16 +122,12 @@ func Track(ctx context.Context, deployObjects, configMaps, secrets cache.SharedI
 		enqueueAfter: enqueueAfter,
 	}
 	logger := klog.FromContext(ctx)
-	var synced []cache.InformerSynced
-	for _, kind := range []Kind{KindConfigMap, KindSecret} {
-		inf, ok := informers[kind]
-		if !ok {
-			continue
-		}
+	synced := map[Kind]cache.InformerSynced{}
+	for kind, inf := range informers {
 		if _, err := inf.AddEventHandlerWithOptions(t.Handler(kind), cache.HandlerOptions{Logger: &logger}); err != nil {
 			return nil, nil, fmt.Errorf("adding the %s event handler: %w", kind, err)
 		}
-		synced = append(synced, inf.HasSynced)
+		synced[kind] = inf.HasSynced
 	}
 	return t, synced, nil
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/pflag"
 	"k8s.io/component-base/featuregate"
 	logsapi "k8s.io/component-base/logs/api/v1"
+
 	// Registers the JSON log format, which --logging-format offers.
 	_ "k8s.io/component-base/logs/json/register"
 
@@ -54,6 +55,8 @@ type Options struct {
 	Profiling       bool
 	HealthAddr      string
 	ShutdownGrace   time.Duration
+	// CacheSyncTimeout bounds how long the leader waits for its caches.
+	CacheSyncTimeout time.Duration
 
 	TrackSecrets       bool
 	MaxConfigRollouts  int
@@ -95,6 +98,7 @@ func newOptions() (*Options, []FlagSection, error) {
 	fs.DurationVar(&o.ChildBatch, "child-event-batch-period", time.Second, "How long changes to a Deployment or Service are collected before its DeployObject is synced, so that a rollout's burst of status changes costs one status write. 0 syncs at once.")
 	o.PodSecurity = children.ProfileNone
 	fs.Var(&o.PodSecurity, "pod-security-profile", "Security settings filled into every DeployObject's pod template where its spec leaves them unset: \"none\" or \"restricted\", which makes pods meet Pod Security \"restricted\" (runAsNonRoot, RuntimeDefault seccomp, no privilege escalation, all capabilities dropped). Changing it rolls out every DeployObject's pods.")
+	fs.DurationVar(&o.CacheSyncTimeout, "cache-sync-timeout", 2*time.Minute, "How long the leader waits for its caches to fill before it gives up, naming the resources it could not list, and exits, so that another replica or a restart takes over (a list refused for a missing permission never succeeds).")
 	fs.DurationVar(&o.ShutdownGrace, "shutdown-grace-period", 10*time.Second, "On SIGTERM, no new sync starts; this is how long syncs in flight may take to finish before they are cancelled, and then the lease is released. Losing the lease cancels them at once.")
 	o.Features.AddFlag(fs)
 
@@ -190,6 +194,9 @@ func (o *Options) Validate() error {
 	}
 	if o.LeaseName == "" {
 		errs = append(errs, errors.New("--leader-elect-resource-name must not be empty"))
+	}
+	if o.CacheSyncTimeout <= 0 {
+		errs = append(errs, errors.New("--cache-sync-timeout must be positive"))
 	}
 	return errors.Join(errs...)
 }

@@ -38,6 +38,7 @@ func TestParseFlags(t *testing.T) {
 	for _, args := range [][]string{
 		{"--max-concurrent-config-rollouts=-1"},
 		{"--config-rollout-delay=-1s"},
+		{"--cache-sync-timeout=0"},
 	} {
 		o, _, err := Parse(args)
 		if err != nil {
