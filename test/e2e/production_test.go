@@ -3,11 +3,13 @@
 package e2e
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -128,6 +130,8 @@ func TestServiceAccountPermissions(t *testing.T) {
 	applyDeploy(t)
 	checkCanI(t, serviceAccount, []canICase{
 		{[]string{"list", "deployobjects.app.deployobject.dev", "-A"}, "yes"},
+		// Read fresh before adopting an orphan.
+		{[]string{"get", "deployobjects.app.deployobject.dev", "-n", "default"}, "yes"},
 		{[]string{"patch", "deployobjects.app.deployobject.dev", "--subresource=status", "-n", "default"}, "yes"},
 		{[]string{"update", "deployobjects.app.deployobject.dev", "--subresource=finalizers", "-n", "default"}, "yes"},
 		{[]string{"patch", "deployobjects.app.deployobject.dev", "--subresource=finalizers", "-n", "default"}, "no"},
@@ -358,4 +362,32 @@ func TestShutdownUnderBacklog(t *testing.T) {
 	}
 	t.Logf("FIGURE shutdown under a backlog of %d (1 worker, 20 QPS, %v synced): exited 0 %.2fs after SIGTERM, %d writes after it, lease released",
 		n, synced, exited.Seconds(), writes)
+}
+
+// TestUnsyncedCachesEndTheProcess: a controller whose role lacks what a
+// flag needs (--track-secrets, as deploy/'s ServiceAccount without the
+// track-secrets component) does not sit on its lease with caches that never
+// fill: after --cache-sync-timeout it names the Secrets cache and exits 1.
+func TestUnsyncedCachesEndTheProcess(t *testing.T) {
+	t.Parallel()
+	applyDeploy(t)
+	kubeconfig := serviceAccountKubeconfig(t, systemNamespace, "deployobject-controller")
+	p, err := launchController("no-secrets", nil, nil, "--kubeconfig="+kubeconfig, "--track-secrets", "--cache-sync-timeout=5s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = p.stop(syscall.SIGKILL, 5*time.Second) })
+	select {
+	case <-p.done:
+	case <-time.After(time.Minute):
+		t.Fatalf("the controller still runs a minute after its 5 s cache sync timeout:\n%s", p.logTail(20))
+	}
+	var exitErr *exec.ExitError
+	if !errors.As(p.exitErr, &exitErr) || exitErr.ExitCode() != 1 {
+		t.Errorf("the controller exited with %v, want exit code 1", p.exitErr)
+	}
+	log := p.logTail(40)
+	if !strings.Contains(log, "the caches of secrets did not sync") || !strings.Contains(log, "secrets is forbidden") {
+		t.Errorf("the log does not name the Secrets cache and its refusal:\n%s", log)
+	}
 }
