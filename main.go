@@ -24,7 +24,6 @@ import (
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
-	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/client-go/tools/record"
 	logsapi "k8s.io/component-base/logs/api/v1"
 	"k8s.io/klog/v2"
@@ -203,10 +202,9 @@ func run(ctx context.Context, opts *options.Options) error {
 }
 
 func restConfig(opts *options.Options) (*rest.Config, bool, error) {
-	inCluster := opts.Kubeconfig == "" && opts.Master == ""
-	cfg, err := clientcmd.BuildConfigFromFlags(opts.Master, opts.Kubeconfig)
+	cfg, inCluster, err := clients.Config(opts.Kubeconfig, opts.Master)
 	if err != nil {
-		return nil, false, fmt.Errorf("building client configuration: %w", err)
+		return nil, false, err
 	}
 	cfg.QPS = opts.QPS
 	cfg.Burst = opts.Burst

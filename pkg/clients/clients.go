@@ -1,16 +1,20 @@
 package clients
 
 import (
+	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"time"
 
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"k8s.io/client-go/util/flowcontrol"
 	gatewayclient "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned"
 
 	clientset "deployobject.dev/controller/pkg/generated/clientset/versioned"
-
 	"deployobject.dev/controller/pkg/options"
 )
 
@@ -83,4 +87,44 @@ func Dedicated(cfg *rest.Config, name string, timeout time.Duration) *rest.Confi
 // dead connection leaves time to retry before the lease is given up.
 func LeaderElection(cfg *rest.Config, renewDeadline time.Duration) *rest.Config {
 	return Dedicated(cfg, "leader-election", renewDeadline/2)
+}
+
+// Config finds the cluster as controller-runtime does: the
+// kubeconfig at kubeconfig; else those $KUBECONFIG lists; else, in a pod,
+// the in-cluster configuration; else ~/.kube/config. master, when set,
+// overrides the server of a kubeconfig. inCluster reports that the
+// in-cluster configuration was taken.
+func Config(kubeconfig, master string) (cfg *rest.Config, inCluster bool, err error) {
+	return config(kubeconfig, master, os.Getenv(clientcmd.RecommendedConfigPathEnvVar), rest.InClusterConfig, clientcmd.RecommendedHomeFile)
+}
+
+func config(kubeconfig, master, envPaths string, inClusterConfig func() (*rest.Config, error), home string) (*rest.Config, bool, error) {
+	load := func(rules *clientcmd.ClientConfigLoadingRules) (*rest.Config, bool, error) {
+		overrides := &clientcmd.ConfigOverrides{ClusterInfo: clientcmdapi.Cluster{Server: master}}
+		cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, overrides).ClientConfig()
+		if err != nil {
+			return nil, false, fmt.Errorf("building client configuration: %w", err)
+		}
+		return cfg, false, nil
+	}
+	switch {
+	case kubeconfig != "":
+		return load(&clientcmd.ClientConfigLoadingRules{ExplicitPath: kubeconfig})
+	case envPaths != "":
+		return load(&clientcmd.ClientConfigLoadingRules{Precedence: filepath.SplitList(envPaths)})
+	case master == "":
+		// In a pod; the in-cluster configuration is read directly, which
+		// clientcmd would do too, with a warning on every start.
+		cfg, err := inClusterConfig()
+		if err == nil {
+			return cfg, true, nil
+		}
+		if !errors.Is(err, rest.ErrNotInCluster) {
+			return nil, false, fmt.Errorf("reading the in-cluster configuration: %w", err)
+		}
+	}
+	if _, err := os.Stat(home); err != nil && master == "" {
+		return nil, false, fmt.Errorf("no cluster to connect to: give --kubeconfig, set $%s, run in a pod, or write %s", clientcmd.RecommendedConfigPathEnvVar, home)
+	}
+	return load(&clientcmd.ClientConfigLoadingRules{Precedence: []string{home}})
 }

@@ -2,9 +2,11 @@ package clients
 
 import (
 	"context"
+	"errors"
 	"maps"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -14,6 +16,8 @@ import (
 	coordinationv1 "k8s.io/api/coordination/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"k8s.io/client-go/util/flowcontrol"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
@@ -93,6 +97,61 @@ func TestContentTypes(t *testing.T) {
 			defer mu.Unlock()
 			if !maps.Equal(want, accepts) {
 				t.Errorf("Accept | Content-Type by path:\n got %q\nwant %q", accepts, want)
+			}
+		})
+	}
+}
+
+// TestConfigFindsTheClusterAsControllerRuntimeDoes: --kubeconfig, then the
+// kubeconfigs $KUBECONFIG lists, then the in-cluster configuration, then
+// ~/.kube/config; --master overrides a kubeconfig's server.
+func TestConfigFindsTheClusterAsControllerRuntimeDoes(t *testing.T) {
+	dir := t.TempDir()
+	kubeconfig := func(name, server string) string {
+		path := filepath.Join(dir, name)
+		cfg := clientcmdapi.NewConfig()
+		cfg.Clusters["c"] = &clientcmdapi.Cluster{Server: server}
+		cfg.AuthInfos["u"] = &clientcmdapi.AuthInfo{Token: "t"}
+		cfg.Contexts["c"] = &clientcmdapi.Context{Cluster: "c", AuthInfo: "u"}
+		cfg.CurrentContext = "c"
+		if err := clientcmd.WriteToFile(*cfg, path); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	flag, env, home := kubeconfig("flag", "https://flag"), kubeconfig("env", "https://env"), kubeconfig("home", "https://home")
+	inPod := func() (*rest.Config, error) { return &rest.Config{Host: "https://in-cluster"}, nil }
+	notInPod := func() (*rest.Config, error) { return nil, rest.ErrNotInCluster }
+	for _, tc := range []struct {
+		name                   string
+		kubeconfig, master     string
+		envPaths, home         string
+		inCluster              func() (*rest.Config, error)
+		wantHost               string
+		wantInCluster, wantErr bool
+	}{
+		{name: "--kubeconfig first", kubeconfig: flag, envPaths: env, home: home, inCluster: inPod, wantHost: "https://flag"},
+		{name: "then $KUBECONFIG", envPaths: filepath.Join(dir, "missing") + string(filepath.ListSeparator) + env, home: home, inCluster: inPod, wantHost: "https://env"},
+		{name: "then in a pod", home: home, inCluster: inPod, wantHost: "https://in-cluster", wantInCluster: true},
+		{name: "then ~/.kube/config", home: home, inCluster: notInPod, wantHost: "https://home"},
+		{name: "nothing", home: filepath.Join(dir, "missing"), inCluster: notInPod, wantErr: true},
+		{name: "--master overrides the server", kubeconfig: flag, master: "https://master", inCluster: inPod, wantHost: "https://master"},
+		{name: "--master alone", master: "https://master", home: filepath.Join(dir, "missing"), inCluster: inPod, wantHost: "https://master"},
+		{name: "a broken pod", home: home, inCluster: func() (*rest.Config, error) { return nil, errors.New("no token") }, wantErr: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg, inCluster, err := config(tc.kubeconfig, tc.master, tc.envPaths, tc.inCluster, tc.home)
+			if tc.wantErr {
+				if err == nil {
+					t.Fatalf("config took %s, want an error", cfg.Host)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if cfg.Host != tc.wantHost || inCluster != tc.wantInCluster {
+				t.Errorf("config = %s (in cluster: %v), want %s (%v)", cfg.Host, inCluster, tc.wantHost, tc.wantInCluster)
 			}
 		})
 	}

@@ -87,7 +87,7 @@ func newOptions() (*Options, []FlagSection, error) {
 	}
 
 	fs := section("generic")
-	fs.StringVar(&o.Kubeconfig, "kubeconfig", "", "Path to a kubeconfig. Without it and --master, the in-cluster configuration is used.")
+	fs.StringVar(&o.Kubeconfig, "kubeconfig", "", "Path to a kubeconfig. Without it, the kubeconfigs $KUBECONFIG lists are used, else the in-cluster configuration in a pod, else ~/.kube/config, as controller-runtime looks.")
 	fs.StringVar(&o.Master, "master", "", "Address of the Kubernetes API server; overrides the server in --kubeconfig.")
 	fs.StringVar(&o.Namespace, "namespace", "", "Watch DeployObjects in this namespace only. Empty watches all namespaces.")
 	fs.IntVar(&o.Workers, "workers", 16, "Number of DeployObjects synced in parallel.")
@@ -161,7 +161,8 @@ func PrintUsage(w io.Writer, sections []FlagSection) {
 		"a Deployment and, when the DeployObject asks for them, a Service, PodDisruptionBudget,\n"+
 		"HorizontalPodAutoscaler and Ingress or HTTPRoute in line with it, and reports their\n"+
 		"state in its status.\n"+
-		"Without --kubeconfig and --master it uses the in-cluster configuration.\n\n"+
+		"It finds its cluster as controller-runtime does: --kubeconfig, $KUBECONFIG, the\n"+
+		"in-cluster configuration in a pod, ~/.kube/config.\n\n"+
 		"Usage:\n  %s [flags]\n", children.ControllerName)
 	for _, s := range sections {
 		fmt.Fprintf(w, "\n%s flags:\n\n%s", strings.ToUpper(s.name[:1])+s.name[1:], s.flags.FlagUsagesWrapped(0))
