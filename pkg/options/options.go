@@ -117,7 +117,7 @@ func newOptions() (*Options, []FlagSection, error) {
 	fs.StringVar(&o.LeaseName, "leader-elect-resource-name", children.ControllerName, "Name of the Lease.")
 
 	fs = section("metrics")
-	fs.StringVar(&o.MetricsAddr, "metrics-bind-address", ":8080", "Address of the Prometheus /metrics endpoint; \"0\" disables it.")
+	fs.StringVar(&o.MetricsAddr, "metrics-bind-address", ":8443", "Address of the Prometheus /metrics endpoint; \"0\" disables it. The default is the HTTPS port deploy/ and kubebuilder's scaffolds use; use :8080 with --metrics-secure=false.")
 	fs.BoolVar(&o.MetricsSecure, "metrics-secure", true, "Serve the metrics address over HTTPS, to clients whose bearer token may get the path (/metrics, /debug/pprof/...) by a SubjectAccessReview. false serves plain HTTP to anyone.")
 	fs.StringVar(&o.MetricsCertPath, "metrics-cert-path", "", "Directory holding the metrics server's certificate and key, re-read when they change. Empty generates a self-signed certificate at start.")
 	fs.StringVar(&o.MetricsCertName, "metrics-cert-name", "tls.crt", "File name of the metrics server's certificate in --metrics-cert-path.")

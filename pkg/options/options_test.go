@@ -31,7 +31,7 @@ func TestParseFlags(t *testing.T) {
 	}
 	if d.LeaderElect.set || d.QPS != 200 || d.Burst != 400 || d.Workers != 16 || d.Logs.Format != "text" || d.PodSecurity != children.ProfileNone ||
 		d.TrackSecrets || d.MaxConfigRollouts != 10 || d.ConfigRolloutDelay != 5*time.Second ||
-		d.ContentType != ContentTypeProtobuf {
+		d.ContentType != ContentTypeProtobuf || d.MetricsAddr != ":8443" || !d.MetricsSecure {
 		t.Errorf("defaults %+v", d)
 	}
 
