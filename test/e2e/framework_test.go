@@ -281,6 +281,16 @@ func sharedDenials() []string {
 	return denied
 }
 
+// skipOutsideCI skips t where this machine cannot run it, and fails it in
+// CI (CI set), whose machine must run every check.
+func skipOutsideCI(t *testing.T, reason string) {
+	t.Helper()
+	if os.Getenv("CI") != "" {
+		t.Fatalf("not skipped in CI: %s", reason)
+	}
+	t.Skip(reason)
+}
+
 // startShared starts the shared controller, as sharedServiceAccount.
 func startShared() (*controllerProcess, error) {
 	return startControllerWith("shared", nil, nil, append([]string{"--kubeconfig=" + env.sharedKubeconfig}, sharedArgs...)...)

@@ -31,7 +31,7 @@ const (
 // reconcile, which shows that RBAC suffices.
 func TestInClusterUnderDeployRBAC(t *testing.T) {
 	if os.Geteuid() != 0 {
-		t.Skip("needs root for a private mount namespace (unshare -m); CI runs as root")
+		skipOutsideCI(t, "needs root for a private mount namespace (unshare -m); CI runs as root")
 	}
 	applyDeploy(t)
 	// The manifests themselves must be admissible: the restricted Pod
