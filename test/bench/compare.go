@@ -137,6 +137,18 @@ var figures = []figure{
 			return fromPtr(r.Steady, func(s *steadyResult) float64 { return s.RestartWrites.Total })
 		},
 		check: isZero, target: "0", atScale: always},
+	// A window without a reconcile shows no write whatever the controller
+	// does: each must have reconciled.
+	{step: "steady", name: "reconciles across resyncs", unit: "reconciles",
+		value: func(r *report) (float64, bool) {
+			return fromPtr(r.Steady, func(s *steadyResult) float64 { return s.ResyncReconciles })
+		},
+		check: isPositive, target: "> 0", atScale: always},
+	{step: "steady", name: "reconciles after restart", unit: "reconciles",
+		value: func(r *report) (float64, bool) {
+			return fromPtr(r.Steady, func(s *steadyResult) float64 { return s.RestartReconciles })
+		},
+		check: isPositive, target: "> 0", atScale: always},
 	{step: "update", name: "first update → all Ready", unit: "s",
 		value: func(r *report) (float64, bool) { return fromPtr(r.Update, ready) }},
 	{step: "children", name: "first create → all Ready", unit: "s",
@@ -152,6 +164,11 @@ var figures = []figure{
 			return fromPtr(r.Children, func(c *childrenResult) float64 { return c.RestartWrites.Total })
 		},
 		check: isZero, target: "0", atScale: always},
+	{step: "children", name: "reconciles after restart", unit: "reconciles",
+		value: func(r *report) (float64, bool) {
+			return fromPtr(r.Children, func(c *childrenResult) float64 { return c.RestartReconciles })
+		},
+		check: isPositive, target: "> 0", atScale: always},
 	{step: "config", name: "writes after an unused key changed", unit: "writes",
 		value: func(r *report) (float64, bool) {
 			return fromPtr(r.Config, func(c *configResult) float64 { return c.UnusedKeyWrites.Total })
@@ -224,6 +241,7 @@ func cpuPer1000(c *convergeResult) float64      { return c.CPUSecondsPer1000Reco
 // write in a thousand objects misses the target.
 func atMostWrites(v float64) bool { return v <= maxWritesPerObject+1e-9 }
 func isZero(v float64) bool       { return v == 0 }
+func isPositive(v float64) bool   { return v > 0 }
 
 func writesShare(c, pc *convergeResult) float64 { return c.Writes.PerObject / pc.Writes.PerObject }
 
@@ -377,7 +395,7 @@ func formatFigure(v float64, unit string) string {
 		return fmt.Sprintf("%+.1f %%", v)
 	case "×":
 		return fmt.Sprintf("%.2f×", v)
-	case "writes":
+	case "writes", "reconciles":
 		return fmt.Sprintf("%.0f", v)
 	case "/object":
 		// Three decimals: one extra write in 1000 objects shows.

@@ -17,7 +17,7 @@ func goodReport() *report {
 		Limit:   &limitResult{Seconds: 45},
 		Backlog: converge(),
 		Burst:   converge(),
-		Steady:  &steadyResult{},
+		Steady:  &steadyResult{ResyncReconciles: 4000, RestartReconciles: 2000},
 		Update:  converge(),
 		Mem:     &memResult{HeapInusePerObjectBytes: 5.9 * 1024, UnrelatedHeapChangePercent: -1.4},
 	}
@@ -57,6 +57,8 @@ func TestPrintComparisonJudgesTargets(t *testing.T) {
 			[]string{"backlog writes/object to Ready = 5.000, target ≤ 4"}},
 		{"a write in steady state", func(r *report) { r.Steady.RestartWrites.Total = 1 },
 			[]string{"steady writes after restart = 1, target 0"}},
+		{"a restart window without a reconcile", func(r *report) { r.Steady.RestartReconciles = 0 },
+			[]string{"steady reconciles after restart = 0, target > 0"}},
 		{"heap over 6 KiB and unrelated objects costing", func(r *report) {
 			r.Mem.HeapInusePerObjectBytes = 6.5 * 1024
 			r.Mem.UnrelatedHeapChangePercent = -12
