@@ -21,6 +21,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -234,12 +235,18 @@ roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: %[2]s}
 subjects: [{kind: ServiceAccount, name: %[1]s, namespace: %[3]s}]
 `, sharedServiceAccount, role, systemNamespace)
 	}
+	// Only the component's ClusterRole: its binding would give deploy/'s own
+	// ServiceAccount the Secrets.
+	trackSecretsRole, err := clusterRolesOf(filepath.Join(root, "deploy", "track-secrets", "rbac.yaml"))
+	if err != nil {
+		return "", err
+	}
 	steps := []struct {
 		stdin string
 		args  []string
 	}{
 		{"", []string{"apply", "--server-side", "-k", filepath.Join(root, "deploy")}},
-		{"", []string{"apply", "--server-side", "-f", filepath.Join(root, "deploy", "track-secrets", "rbac.yaml")}},
+		{trackSecretsRole, []string{"apply", "--server-side", "-f", "-"}},
 		{bindings, []string{"apply", "--server-side", "-f", "-"}},
 	}
 	for _, s := range steps {
@@ -289,6 +296,24 @@ func skipOutsideCI(t *testing.T, reason string) {
 		t.Fatalf("not skipped in CI: %s", reason)
 	}
 	t.Skip(reason)
+}
+
+// clusterRolesOf are the ClusterRole documents of the manifest at path.
+func clusterRolesOf(path string) (string, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return "", err
+	}
+	var roles []string
+	for _, doc := range strings.Split(string(data), "\n---") {
+		if regexp.MustCompile(`(?m)^kind: ClusterRole$`).MatchString(doc) {
+			roles = append(roles, doc)
+		}
+	}
+	if len(roles) == 0 {
+		return "", fmt.Errorf("%s holds no ClusterRole", path)
+	}
+	return strings.Join(roles, "\n---\n"), nil
 }
 
 // startShared starts the shared controller, as sharedServiceAccount.
