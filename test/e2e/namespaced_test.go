@@ -68,6 +68,7 @@ func TestNamespacedInstallation(t *testing.T) {
 	checkCanI(t, sa, []canICase{
 		{[]string{"list", "deployobjects.app.deployobject.dev", "-n", ns}, "yes"},
 		{[]string{"watch", "deployobjects.app.deployobject.dev", "-n", ns}, "yes"},
+		{[]string{"get", "deployobjects.app.deployobject.dev", "-n", ns}, "yes"},
 		{[]string{"patch", "deployobjects.app.deployobject.dev", "--subresource=status", "-n", ns}, "yes"},
 		{[]string{"update", "deployobjects.app.deployobject.dev", "--subresource=finalizers", "-n", ns}, "yes"},
 		{[]string{"create", "deployments.apps", "-n", ns}, "yes"},
