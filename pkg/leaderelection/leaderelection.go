@@ -128,6 +128,12 @@ func Run(ctx context.Context, le *Election, metrics *metrics.Metrics, work func(
 			mu.Lock()
 			workErr = err
 			finished = true
+			// Until stopElection below, only the elector cancels leaderCtx,
+			// and only when the lease is lost. It calls OnStoppedLeading
+			// right after, which the work may beat to this point.
+			if leaderCtx.Err() != nil {
+				lost = true
+			}
 			mu.Unlock()
 			stopElection()
 		},
@@ -136,7 +142,7 @@ func Run(ctx context.Context, le *Election, metrics *metrics.Metrics, work func(
 			mu.Lock()
 			defer mu.Unlock()
 			switch {
-			case leading && !finished:
+			case leading && (!finished || lost):
 				lost = true
 				logger.Error(nil, "Lost the leader lease, stopping at once so that no two replicas write")
 			case leading:
