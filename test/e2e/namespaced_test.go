@@ -81,7 +81,8 @@ func TestNamespacedInstallation(t *testing.T) {
 		{[]string{"update", "leases.coordination.k8s.io/deployobject-controller", "-n", ns}, "yes"},
 		// In its namespace, no more than the ClusterRole of deploy/ grants.
 		{[]string{"update", "deployobjects.app.deployobject.dev", "-n", ns}, "no"},
-		{[]string{"delete", "deployments.apps", "-n", ns}, "no"},
+		// Adoption under OwnerReferencesPermissionEnforcement needs it.
+		{[]string{"delete", "deployments.apps", "-n", ns}, "yes"},
 		{[]string{"create", "pods", "-n", ns}, "no"},
 		{[]string{"list", "secrets", "-n", ns}, "no"},
 		{[]string{"update", "leases.coordination.k8s.io/other", "-n", ns}, "no"},

@@ -163,7 +163,9 @@ func TestServiceAccountPermissions(t *testing.T) {
 		{[]string{"watch", "secrets", "-A"}, "no"},
 		{[]string{"update", "deployobjects.app.deployobject.dev", "-n", "default"}, "no"},
 		{[]string{"delete", "deployobjects.app.deployobject.dev", "-n", "default"}, "no"},
-		{[]string{"delete", "deployments.apps", "-n", "default"}, "no"},
+		// Never used, but OwnerReferencesPermissionEnforcement requires
+		// it of whoever changes a Deployment's owners: adoption does.
+		{[]string{"delete", "deployments.apps", "-n", "default"}, "yes"},
 		{[]string{"create", "pods", "-n", "default"}, "no"},
 		{[]string{"create", "configmaps", "-n", "default"}, "no"},
 		{[]string{"update", "leases.coordination.k8s.io/kube-controller-manager", "-n", "kube-system"}, "no"},
