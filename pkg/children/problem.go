@@ -51,7 +51,7 @@ func ProblemOf(err error) *Problem {
 	switch {
 	case errors.As(err, &conflict):
 		return &Problem{Reason: appv1.ReasonResourceConflict, Message: conflict.Error(), Retry: true}
-	case IsNamespaceTerminating(err) || isQuotaUnknown(err):
+	case IsNamespaceTerminating(err) || isQuotaUnknown(err) || isClusterIPAllocationFailure(err):
 		return nil
 	case isQuotaExceeded(err):
 		return &Problem{Reason: appv1.ReasonQuotaExceeded, Message: err.Error(), Retry: true}
@@ -107,6 +107,25 @@ func isQuotaExceeded(err error) bool {
 // new quota; the next try will know.
 func isQuotaUnknown(err error) bool {
 	return apierrors.IsForbidden(err) && strings.Contains(err.Error(), "status unknown for quota: ")
+}
+
+// isClusterIPAllocationFailure: the API server could not allocate a Service's
+// cluster IP for a reason other than a full range (which answers 500), for
+// example while its own loopback client is not yet up after a restart. It
+// answers 422 on spec.clusterIPs, but a DeployObject never asks for an IP,
+// so the spec is not at fault and the next try may succeed.
+func isClusterIPAllocationFailure(err error) bool {
+	var status apierrors.APIStatus
+	if !apierrors.IsInvalid(err) || !errors.As(err, &status) || status.Status().Details == nil {
+		return false
+	}
+	causes := status.Status().Details.Causes
+	for _, c := range causes {
+		if c.Field != "spec.clusterIPs" {
+			return false
+		}
+	}
+	return len(causes) > 0
 }
 
 // isAdmissionDenial reports a refusal by an admission webhook or a
