@@ -185,6 +185,39 @@ func podAPIRules(s *apiextensionsv1.JSONSchemaProps, name string) {
 				FieldPath: ".successThreshold",
 			})
 		}
+	case "lifecycle":
+		// The Pod API takes a stop signal only with the pod's spec.os.name,
+		// which a DeployObject does not set.
+		if _, ok := s.Properties["stopSignal"]; ok {
+			s.XValidations = append(s.XValidations, apiextensionsv1.ValidationRule{
+				Rule:      "!has(self.stopSignal)",
+				Message:   "stopSignal may not be set: the Pod API takes it only with the pod's spec.os.name, which a DeployObject does not set",
+				FieldPath: ".stopSignal",
+			})
+		}
+	case "volumeMounts":
+		if _, ok := s.Properties["recursiveReadOnly"]; ok && s.Type == "object" {
+			rro := s.Properties["recursiveReadOnly"]
+			rro.Enum = []apiextensionsv1.JSON{{Raw: []byte(`"Disabled"`)}, {Raw: []byte(`"IfPossible"`)}, {Raw: []byte(`"Enabled"`)}}
+			s.Properties["recursiveReadOnly"] = rro
+			s.XValidations = append(s.XValidations, apiextensionsv1.ValidationRule{
+				Rule:      "!has(self.recursiveReadOnly) || self.recursiveReadOnly == 'Disabled' || ((has(self.readOnly) && self.readOnly) && (!has(self.mountPropagation) || self.mountPropagation == 'None'))",
+				Message:   "recursiveReadOnly may be IfPossible or Enabled only with readOnly true and mountPropagation None or unset",
+				FieldPath: ".recursiveReadOnly",
+			})
+		}
+	case "restartPolicyRules":
+		// A sidecar's rules, as the Pod API bounds them.
+		if s.Type == "array" {
+			s.MaxItems = ptr[int64](20)
+		} else if exitCodes, ok := s.Properties["exitCodes"]; ok {
+			s.Required = append(s.Required, "exitCodes")
+			operator := exitCodes.Properties["operator"]
+			operator.Enum = []apiextensionsv1.JSON{{Raw: []byte(`"In"`)}, {Raw: []byte(`"NotIn"`)}}
+			exitCodes.Properties["operator"] = operator
+			setMaxItems(&exitCodes, "values", 255)
+			s.Properties["exitCodes"] = exitCodes
+		}
 	case "postStart", "preStop":
 		s.XValidations = append(s.XValidations, exactlyOne("a lifecycle hook", "exec", "httpGet", "tcpSocket", "sleep"))
 	case "sleep":
@@ -229,6 +262,12 @@ func setMaximum(s *apiextensionsv1.JSONSchemaProps, property string, maximum flo
 		p.Maximum = &maximum
 		s.Properties[property] = p
 	}
+}
+
+func setMaxItems(s *apiextensionsv1.JSONSchemaProps, property string, maxItems int64) {
+	p := s.Properties[property]
+	p.MaxItems = &maxItems
+	s.Properties[property] = p
 }
 
 func setMinimum(s *apiextensionsv1.JSONSchemaProps, property string, minimum float64) {

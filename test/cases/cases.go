@@ -205,6 +205,15 @@ func AcceptedTable() []Accepted {
 			}}},
 		)},
 		{"sidecar restartPolicy Always", func(o map[string]any) { item(o, "sidecars", 0)["restartPolicy"] = "Always" }},
+		{"sidecar restartPolicyRules", func(o map[string]any) {
+			item(o, "sidecars", 0)["restartPolicyRules"] = []any{map[string]any{"action": "Restart", "exitCodes": map[string]any{"operator": "In", "values": []any{int64(42)}}}}
+		}},
+		{"recursiveReadOnly on a read-only mount", func(o map[string]any) {
+			item(o, "volumeMounts", 0)["recursiveReadOnly"] = "IfPossible"
+		}},
+		{"recursiveReadOnly Disabled on a writable mount", func(o map[string]any) {
+			item(o, "volumeMounts", 1)["recursiveReadOnly"] = "Disabled"
+		}},
 		{"strategy Recreate", setSpec("strategy", map[string]any{"type": "Recreate"})},
 		{"progressDeadlineSeconds just above minReadySeconds", setSpec("progressDeadlineSeconds", int64(6))},
 		{"progressDeadlineSeconds without minReadySeconds", func(o map[string]any) {
@@ -558,6 +567,30 @@ func InvalidTable() []Invalid {
 		}},
 		{"init container with lifecycle", "spec.initContainers[0]", func(o map[string]any) {
 			item(o, "initContainers", 0)["lifecycle"] = map[string]any{"preStop": map[string]any{"sleep": map[string]any{"seconds": int64(1)}}}
+		}},
+		{"stopSignal", "spec.lifecycle.stopSignal", func(o map[string]any) { specMap(o, "lifecycle")["stopSignal"] = "SIGUSR1" }},
+		{"sidecar stopSignal", "spec.sidecars[0].lifecycle.stopSignal", func(o map[string]any) {
+			item(o, "sidecars", 0)["lifecycle"] = map[string]any{"stopSignal": "SIGQUIT"}
+		}},
+		{"init container restartPolicyRules", "spec.initContainers[0].restartPolicyRules", func(o map[string]any) {
+			item(o, "initContainers", 0)["restartPolicyRules"] = []any{map[string]any{"action": "Restart", "exitCodes": map[string]any{"operator": "In", "values": []any{int64(42)}}}}
+		}},
+		{"sidecar restartPolicyRules without exitCodes", "spec.sidecars[0].restartPolicyRules[0].exitCodes", func(o map[string]any) {
+			item(o, "sidecars", 0)["restartPolicyRules"] = []any{map[string]any{"action": "Restart"}}
+		}},
+		{"sidecar restartPolicyRules operator unknown", "spec.sidecars[0].restartPolicyRules[0].exitCodes.operator", func(o map[string]any) {
+			item(o, "sidecars", 0)["restartPolicyRules"] = []any{map[string]any{"action": "Restart", "exitCodes": map[string]any{"operator": "Equals", "values": []any{int64(1)}}}}
+		}},
+		{"sidecar restartPolicyRules too many", "spec.sidecars[0].restartPolicyRules", func(o map[string]any) {
+			item(o, "sidecars", 0)["restartPolicyRules"] = repeat(21, func(i int) any {
+				return map[string]any{"action": "Restart", "exitCodes": map[string]any{"operator": "In", "values": []any{int64(i)}}}
+			})
+		}},
+		{"recursiveReadOnly on a writable mount", "spec.volumeMounts[1].recursiveReadOnly", func(o map[string]any) {
+			item(o, "volumeMounts", 1)["recursiveReadOnly"] = "Enabled"
+		}},
+		{"recursiveReadOnly unknown", "spec.volumeMounts[0].recursiveReadOnly", func(o map[string]any) {
+			item(o, "volumeMounts", 0)["recursiveReadOnly"] = "Always"
 		}},
 		{"sidecar named app", "spec.sidecars", func(o map[string]any) { item(o, "sidecars", 0)["name"] = "app" }},
 		{"init container named app", "spec.initContainers", func(o map[string]any) { item(o, "initContainers", 0)["name"] = "app" }},

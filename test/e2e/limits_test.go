@@ -7,24 +7,42 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 
 	appv1 "deployobject.dev/controller/pkg/apis/app/v1"
+	"deployobject.dev/controller/pkg/children"
 	"deployobject.dev/controller/test/cases"
 )
 
 // TestEdgeCasesAreAccepted sends the table of valid values close to a
 // rule's edge to the real API server, with strict field validation so that
-// a field the CRD does not know fails instead of being dropped.
+// a field the CRD does not know fails instead of being dropped. What the
+// CRD accepts must make a Deployment the Pod API accepts too, under either
+// pod security profile: else admission passed what the sync can only
+// report as InvalidSpec.
 func TestEdgeCasesAreAccepted(t *testing.T) {
 	ns := newNamespace(t)
 	res := env.dynamic.Resource(appv1.SchemeGroupVersion.WithResource("deployobjects")).Namespace(ns)
-	for _, tc := range cases.AcceptedTable() {
+	rows := append([]cases.Accepted{{Name: "valid", Mutate: func(map[string]any) {}}}, cases.AcceptedTable()...)
+	for _, tc := range rows {
 		t.Run(tc.Name, func(t *testing.T) {
 			obj := cases.Valid("web")
 			tc.Mutate(obj)
 			opts := metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}, FieldValidation: metav1.FieldValidationStrict}
-			if _, err := res.Create(ctx, &unstructured.Unstructured{Object: obj}, opts); err != nil {
+			admitted, err := res.Create(ctx, &unstructured.Unstructured{Object: obj}, opts)
+			if err != nil {
 				t.Fatalf("rejected: %v", err)
+			}
+			var dobj appv1.DeployObject
+			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(admitted.Object, &dobj); err != nil {
+				t.Fatal(err)
+			}
+			for _, profile := range []children.PodSecurityProfile{children.ProfileNone, children.ProfileRestricted} {
+				d := children.DesiredDeployment(&dobj, profile)
+				d.Namespace = ns
+				if _, err := env.kube.AppsV1().Deployments(ns).Create(ctx, d, opts); err != nil {
+					t.Errorf("admitted, but its Deployment (profile %s) is refused: %v", profile, err)
+				}
 			}
 		})
 	}

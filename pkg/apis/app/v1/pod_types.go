@@ -150,8 +150,8 @@ type PodSpec struct {
 	PodMetadata *PodMetadata `json:"podMetadata,omitempty"`
 
 	// initContainers run to completion, in order, before the sidecars and
-	// the main container start. Their restartPolicy, lifecycle and probes
-	// must be unset: a restarting init container is a sidecar, declared in
+	// the main container start. Their restartPolicy, restartPolicyRules,
+	// lifecycle and probes must be unset: a restarting init container is a sidecar, declared in
 	// sidecars. Names are DNS labels and an image is required, as the Pod
 	// API requires of every container.
 	// +optional
@@ -159,6 +159,7 @@ type PodSpec struct {
 	// +listMapKey=name
 	// +kubebuilder:validation:MaxItems=8
 	// +kubebuilder:validation:items:XValidation:rule="!has(self.restartPolicy)",message="an init container may not set restartPolicy: declare a container that keeps running in sidecars",fieldPath=".restartPolicy"
+	// +kubebuilder:validation:items:XValidation:rule="!has(self.restartPolicyRules)",message="an init container may not set restartPolicyRules: the Pod API takes them only with a restartPolicy, which an init container may not set",fieldPath=".restartPolicyRules"
 	// +kubebuilder:validation:items:XValidation:rule="size(self.name) <= 63 && self.name.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?$')",message="name must be a DNS label: at most 63 lowercase letters, digits and '-', starting and ending with a letter or digit",fieldPath=".name"
 	// +kubebuilder:validation:items:XValidation:rule="has(self.image) && size(self.image) > 0 && self.image == self.image.trim()",message="image is required and must not have leading or trailing whitespace",fieldPath=".image"
 	// +kubebuilder:validation:items:XValidation:rule="!has(self.lifecycle) && !has(self.livenessProbe) && !has(self.readinessProbe) && !has(self.startupProbe)",message="an init container runs to completion, so it may not set lifecycle or probes: declare a container that keeps running in sidecars"

@@ -65,8 +65,8 @@ type PodSpecApplyConfiguration struct {
 	// example for a service mesh or a metrics scraper.
 	PodMetadata *PodMetadataApplyConfiguration `json:"podMetadata,omitempty"`
 	// initContainers run to completion, in order, before the sidecars and
-	// the main container start. Their restartPolicy, lifecycle and probes
-	// must be unset: a restarting init container is a sidecar, declared in
+	// the main container start. Their restartPolicy, restartPolicyRules,
+	// lifecycle and probes must be unset: a restarting init container is a sidecar, declared in
 	// sidecars. Names are DNS labels and an image is required, as the Pod
 	// API requires of every container.
 	InitContainers []corev1.Container `json:"initContainers,omitempty"`
