@@ -78,6 +78,9 @@ type Controller struct {
 	now func() metav1.Time
 	// podSecurity is filled into every pod template (--pod-security-profile).
 	podSecurity children.PodSecurityProfile
+	// podSecurityCheck, when not nil, keeps a template that breaks the
+	// profile from being applied.
+	podSecurityCheck children.PodSecurityCheck
 	// shutdownGrace bounds how long syncs in flight at shutdown may take.
 	shutdownGrace time.Duration
 	// childBatchPeriod delays syncs caused by child events, so that the
@@ -656,6 +659,13 @@ func (c *Controller) holdDeployment(ctx context.Context, dobj *appv1.DeployObjec
 	case !metav1.IsControlledBy(live, dobj):
 		// Adoption or a conflict: children.Sync knows what to do.
 		live = nil
+	}
+	if c.podSecurityCheck != nil {
+		if violations := c.podSecurityCheck(&desired.Spec.Template); len(violations) > 0 {
+			out.Deployment = live
+			out.Problems = append(out.Problems, children.Problem{Kind: "Deployment", Reason: appv1.ReasonPodSecurityViolation, Message: children.PodSecurityMessage(violations)})
+			return true, nil
+		}
 	}
 	if len(cfg.Missing) > 0 {
 		out.Deployment = live

@@ -94,6 +94,8 @@ type fixture struct {
 	secrets                   []*corev1.Secret
 	trackConfig, trackSecrets bool
 	maxConfigRollouts         int
+	// podSecurity is --pod-security-profile; none when empty.
+	podSecurity children.PodSecurityProfile
 
 	client        *fake.Clientset
 	kubeClient    *k8sfake.Clientset
@@ -191,6 +193,12 @@ func (f *fixture) newController(ctx context.Context) *Controller {
 		}
 		for _, cm := range f.configMaps {
 			mustAdd(f.t, kubeFactory.Core().V1().ConfigMaps().Informer().GetIndexer(), cm.DeepCopy())
+		}
+	}
+	if f.podSecurity != "" {
+		c.podSecurity = f.podSecurity
+		if c.podSecurityCheck, err = children.NewPodSecurityCheck(f.podSecurity); err != nil {
+			f.t.Fatal(err)
 		}
 	}
 	c.now = func() metav1.Time { return testobjects.FixedNow }
@@ -793,6 +801,47 @@ func TestSyncInvalidSpecIsNotRetried(t *testing.T) {
 	}
 	if ev := events(f.recorder); len(ev) != 1 || !strings.HasPrefix(ev[0], "Warning InvalidSpec") {
 		t.Errorf("events = %q, want one Warning InvalidSpec", ev)
+	}
+}
+
+// TestSyncRestrictedProfileIsABoundary: with --pod-security-profile=
+// restricted, a spec that explicitly asks for what Pod Security
+// "restricted" forbids is not applied, neither at creation nor as an
+// update of a running Deployment, and the reason names the field.
+func TestSyncRestrictedProfileIsABoundary(t *testing.T) {
+	privileged := func(d *appv1.DeployObject) {
+		d.Spec.Sidecars = []corev1.Container{{Name: "proxy", Image: "envoy:1", SecurityContext: &corev1.SecurityContext{Privileged: ptr.To(true)}}}
+	}
+	for _, tc := range []struct {
+		name string
+		live bool
+		want []string
+	}{
+		{"creation", false, []string{"create services", "patch deployobjects/status"}},
+		{"update", true, []string{"patch deployobjects/status"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t)
+			f.podSecurity = children.ProfileRestricted
+			dobj := testobjects.NewDeployObject()
+			if tc.live {
+				f.withLiveChildren(dobj)
+			}
+			privileged(dobj)
+			f.dobjs = []*appv1.DeployObject{dobj}
+			err, actions := f.sync()
+			if err != nil {
+				t.Fatalf("sync: %v", err)
+			}
+			expectActions(t, actions, tc.want...)
+			ready := readyOf(t, actions[len(actions)-1])
+			if ready.Reason != appv1.ReasonPodSecurityViolation || !strings.Contains(ready.Message, `container "proxy" must not set securityContext.privileged=true`) {
+				t.Errorf("Ready = %s %q, want PodSecurityViolation naming the sidecar's securityContext.privileged", ready.Reason, ready.Message)
+			}
+			if ev := events(f.recorder); len(ev) != 1 || !strings.HasPrefix(ev[0], "Warning PodSecurityViolation") {
+				t.Errorf("events = %q, want one Warning PodSecurityViolation", ev)
+			}
+		})
 	}
 }
 

@@ -146,6 +146,9 @@ func run(ctx context.Context, opts *options.Options) error {
 	controller.cacheSyncTimeout = opts.CacheSyncTimeout
 	controller.childBatchPeriod = opts.ChildBatch
 	controller.podSecurity = opts.PodSecurity
+	if controller.podSecurityCheck, err = children.NewPodSecurityCheck(opts.PodSecurity); err != nil {
+		return err
+	}
 	var secrets coreinformers.SecretInformer
 	if opts.TrackSecrets {
 		secrets = childFactory.Core().V1().Secrets()

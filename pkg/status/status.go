@@ -136,6 +136,7 @@ var progressConditionTypes = []string{appv1.ConditionReconciling, appv1.Conditio
 // permission changed, pods made admissible, a stuck rollout looked at.
 var stallingReasons = map[string]bool{
 	appv1.ReasonInvalidSpec:              true,
+	appv1.ReasonPodSecurityViolation:     true,
 	appv1.ReasonResourceConflict:         true,
 	appv1.ReasonQuotaExceeded:            true,
 	appv1.ReasonForbidden:                true,

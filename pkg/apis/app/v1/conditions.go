@@ -40,6 +40,13 @@ const (
 	// Deployment is not written meanwhile, so that no pod is rolled into
 	// CreateContainerConfigError; creating the object resumes at once.
 	ReasonConfigMissing = "ConfigMissing"
+	// ReasonPodSecurityViolation: the controller runs with
+	// --pod-security-profile=restricted and the spec explicitly sets what
+	// Pod Security "restricted" forbids (a privileged container, an added
+	// capability other than NET_BIND_SERVICE, runAsUser 0, ...); the message
+	// names the fields. The Deployment is not written until the spec
+	// changes.
+	ReasonPodSecurityViolation = "PodSecurityViolation"
 	// ReasonConfigRolloutPending: the ConfigMaps or Secrets the pods use
 	// changed, and the rollout waits for its turn under the controller's
 	// --max-concurrent-config-rollouts. A change of the spec never waits.
