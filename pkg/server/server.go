@@ -49,7 +49,7 @@ func Start(ctx context.Context, opts *options.Options, registry *prometheus.Regi
 	logger := klog.FromContext(ctx)
 	if opts.MetricsAddr != "0" {
 		srv := &http.Server{Addr: opts.MetricsAddr, Handler: metricsHandler(registry, opts.Profiling), ReadHeaderTimeout: 5 * time.Second}
-		secure.protect(logger, srv)
+		secure.protect(ctx, srv)
 		s.list = append(s.list, srv)
 	}
 	if opts.HealthAddr != "0" {
