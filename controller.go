@@ -19,6 +19,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	appsinformers "k8s.io/client-go/informers/apps/v1"
 	autoscalinginformers "k8s.io/client-go/informers/autoscaling/v2"
@@ -247,6 +248,10 @@ func (c *Controller) Run(ctx, writes context.Context, workers int) error {
 			strings.Join(c.unsynced(), ", "), c.cacheSyncTimeout)
 	}
 
+	if err := c.adoptRollouts(logger); err != nil {
+		return err
+	}
+
 	workCtx, cancelWork := context.WithCancel(writes)
 	defer cancelWork()
 
@@ -266,6 +271,36 @@ func (c *Controller) Run(ctx, writes context.Context, workers int) error {
 	defer stop.Stop()
 	wg.Wait()
 	logger.Info("Workers stopped")
+	return nil
+}
+
+// adoptRollouts counts against the rollout limit the rollouts under it
+// that an earlier leader started and that are still going, so that a
+// failover mid-rollout never exceeds the limit. It runs once the caches
+// have synced, before any worker.
+func (c *Controller) adoptRollouts(logger klog.Logger) error {
+	if c.config.Limiter == nil {
+		return nil
+	}
+	deployments, err := c.deployments.List()
+	if err != nil {
+		return fmt.Errorf("finding the rollouts under way: %w", err)
+	}
+	adopted := 0
+	for _, d := range deployments {
+		owner := metav1.GetControllerOf(d)
+		if d.Annotations[appv1.AnnotationLimitedRollout] == "" || owner == nil || owner.Kind != "DeployObject" || children.RolloutDone(d) {
+			continue
+		}
+		key := cache.ObjectName{Namespace: d.Namespace, Name: owner.Name}
+		c.config.Limiter.Adopt(key)
+		// Its sync frees the slot once the rollout is done.
+		c.queue.Add(key)
+		adopted++
+	}
+	if adopted > 0 {
+		logger.Info("Rollouts under the limit still going", "count", adopted)
+	}
 	return nil
 }
 
@@ -467,10 +502,10 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) erro
 	}
 
 	newStatus := status.Compute(dobj, out, c.now())
-	// A configuration rollout holds its slot while the Deployment rolls
-	// out, and gives it up once it is done, has failed, or is held back.
-	reason := status.ReadyReason(newStatus)
-	c.config.Limiter.Finish(key, reason != appv1.ReasonProgressing && reason != appv1.ReasonConfigRolloutPending)
+	// A rollout under the limit holds its slot until the Deployment has
+	// rolled it out or given up, whatever the other children do; one that
+	// waits keeps its place in line.
+	c.config.Limiter.Finish(key, !out.ConfigPending && (out.Deployment == nil || children.RolloutDone(out.Deployment)))
 	// One Warning per new problem: later retries of the same problem find
 	// it already reported.
 	for _, p := range status.NewProblems(dobj.Status.Conditions, out.Problems) {
@@ -536,7 +571,7 @@ func (c *Controller) syncChildren(ctx context.Context, dobj *appv1.DeployObject)
 	if configrollout.Enabled(dobj) {
 		configrollout.WithHash(&desired.Spec.Template, cfg.Hash)
 	}
-	desired, hash, err := children.StampedDeployment(desired)
+	desired, hash, err := children.StampedDeployment(desired, &dobj.Spec)
 	if err != nil {
 		return out, actions, err
 	}
@@ -672,19 +707,28 @@ func (c *Controller) holdDeployment(ctx context.Context, dobj *appv1.DeployObjec
 		out.Problems = append(out.Problems, children.Problem{Kind: "Deployment", Reason: appv1.ReasonConfigMissing, Message: configrollout.MissingMessage(cfg.Missing)})
 		return true, nil
 	}
-	if !configrollout.Triggered(dobj, live, desired) {
+	if !configrollout.Unrequested(dobj, live, desired) {
 		return false, nil
 	}
 	key := cache.MetaObjectToName(dobj)
 	if !c.config.Limiter.Acquire(key) {
-		klog.FromContext(ctx).V(2).Info("Configuration rollout waits for a slot")
+		klog.FromContext(ctx).V(2).Info("Rollout not asked for by the spec waits for a slot")
 		out.Deployment, out.ConfigPending = live, true
+		// A scale is no rollout, and does not wait with the template.
+		if patch := children.ScalePatch(live, desired); patch != nil {
+			scaled, err := c.kubeClient.AppsV1().Deployments(dobj.Namespace).Patch(ctx, dobj.Name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: children.FieldManager})
+			if err != nil {
+				return true, fmt.Errorf("scaling Deployment %s while its rollout waits: %w", dobj.Name, err)
+			}
+			out.Deployment = scaled
+		}
 		return true, nil
 	}
 	// Should the rollout never be seen finishing, a sync at the timeout
 	// frees the slot.
 	c.queue.AddAfter(key, configrollout.Timeout)
 	out.ConfigRollout = true
+	desired.Annotations[appv1.AnnotationLimitedRollout] = "true"
 	return false, nil
 }
 

@@ -1494,13 +1494,13 @@ func (f *fixture) rolledOutWithConfig(dobj *appv1.DeployObject, configHash strin
 	inSync(dobj)
 	desired := children.DesiredDeployment(dobj, children.ProfileNone)
 	configrollout.WithHash(&desired.Spec.Template, configHash)
-	_, hash, err := children.StampedDeployment(desired)
+	_, hash, err := children.StampedDeployment(desired, &dobj.Spec)
 	if err != nil {
 		f.t.Fatal(err)
 	}
 	dobj.Status.DeploymentHash, dobj.Status.ConfigHash = hash, configHash
 	live := testobjects.LiveDeployment(dobj)
-	live.Annotations[appv1.AnnotationDeploymentHash] = hash
+	live.Annotations = desired.Annotations
 	configrollout.WithHash(&live.Spec.Template, configHash)
 	f.dobjs = []*appv1.DeployObject{dobj}
 	f.deployments = []*appsv1.Deployment{live}
@@ -1611,21 +1611,47 @@ func TestSyncConfigRolloutWaitsForASlot(t *testing.T) {
 	before := testobjects.ConfigMap("cfg", map[string]string{"level": "info"})
 	after := testobjects.ConfigMap("cfg", map[string]string{"level": "debug"})
 	for _, tc := range []struct {
-		name       string
-		specChange bool
-		want       []string
-		reason     string
+		name string
+		// change is what happened since the Deployment was written;
+		// configChange: the ConfigMap's data changed too.
+		change       func(*fixture, *appv1.DeployObject)
+		configChange bool
+		want         []string
+		reason       string
+		waits        bool
 	}{
-		{"configuration change waits", false, []string{"patch deployobjects/status"}, appv1.ReasonConfigRolloutPending},
-		{"spec change does not wait", true, []string{"get deployments", "patch deployments", "patch deployobjects/status"}, appv1.ReasonAvailable},
+		{"configuration change waits", nil, true, []string{"patch deployobjects/status"}, appv1.ReasonConfigRolloutPending, true},
+		{"spec change does not wait", func(_ *fixture, d *appv1.DeployObject) {
+			d.Generation++
+			d.Spec.Image = "nginx:1.28"
+		}, true, []string{"get deployments", "patch deployments", "patch deployobjects/status"}, appv1.ReasonAvailable, false},
+		// The spec's generation was observed while it waited for its
+		// ConfigMap: it is still the user's rollout.
+		{"spec change that waited for ConfigMissing does not wait", func(_ *fixture, d *appv1.DeployObject) {
+			d.Generation++
+			d.Spec.Image = "nginx:1.28"
+			d.Status.ObservedGeneration = d.Generation
+		}, true, []string{"get deployments", "patch deployments", "patch deployobjects/status"}, appv1.ReasonAvailable, false},
+		// kubectl scale or an autoscaler: the replicas are written, the
+		// template keeps waiting.
+		{"scale during a waiting rollout changes only the replicas", func(_ *fixture, d *appv1.DeployObject) {
+			d.Generation++
+			d.Spec.Replicas = ptr.To[int32](5)
+		}, true, []string{"patch deployments", "patch deployobjects/status"}, appv1.ReasonConfigRolloutPending, true},
+		{"the controller's own template change waits", func(f *fixture, _ *appv1.DeployObject) {
+			f.podSecurity = children.ProfileRestricted
+		}, false, []string{"patch deployobjects/status"}, appv1.ReasonConfigRolloutPending, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFixture(t)
 			dobj := usingConfig()
 			f.rolledOutWithConfig(dobj, configHashFor(t, dobj, before))
-			if tc.specChange {
-				dobj.Generation++
-				dobj.Spec.Image = "nginx:1.28"
+			if tc.change != nil {
+				tc.change(f, dobj)
+			}
+			f.configMaps = []*corev1.ConfigMap{before}
+			if tc.configChange {
+				f.configMaps = []*corev1.ConfigMap{after}
 			}
 			f.configMaps = []*corev1.ConfigMap{after}
 			f.maxConfigRollouts = 1
@@ -1643,11 +1669,16 @@ func TestSyncConfigRolloutWaitsForASlot(t *testing.T) {
 			if ready := conditionOf(t, actions[len(actions)-1], appv1.ConditionReady); ready == nil || ready.Reason != tc.reason {
 				t.Errorf("Ready = %s %q, want %s", ready.Reason, ready.Message, tc.reason)
 			}
+			if actions[0].GetVerb() == "patch" && actions[0].GetResource().Resource == "deployments" && tc.waits {
+				if patch := string(actions[0].(core.PatchAction).GetPatch()); patch != `{"spec":{"replicas":5}}` {
+					t.Errorf("the Deployment was patched with %s, want its replicas only", patch)
+				}
+			}
 			active, pending := c.config.Limiter.Counts()
-			if wantPending := map[bool]int{false: 1, true: 0}[tc.specChange]; active != 1 || pending != wantPending {
+			if wantPending := map[bool]int{true: 1, false: 0}[tc.waits]; active != 1 || pending != wantPending {
 				t.Errorf("limiter: %d active, %d pending; want 1, %d", active, pending, wantPending)
 			}
-			if tc.specChange {
+			if !tc.waits {
 				return
 			}
 			// The slot is freed: the waiting DeployObject is woken, and
@@ -1664,12 +1695,95 @@ func TestSyncConfigRolloutWaitsForASlot(t *testing.T) {
 			// The status write of the first sync is not in the cache: the
 			// controller judges against what it wrote.
 			expectActions(t, writes(f.kubeClient.Actions(), f.client.Actions()), "get deployments", "patch deployments", "patch deployobjects/status")
-			// The fake Deployment is rolled out at once: Ready, and the
-			// slot is free again.
-			if active, pending := c.config.Limiter.Counts(); active != 0 || pending != 0 {
-				t.Errorf("after the rollout: %d active, %d pending; want 0, 0", active, pending)
+			// The fake Deployment is rolled out at once, and the slot is
+			// free again, unless it was scaled up too: then the slot is
+			// held until the new replicas are available.
+			wantActive := 0
+			if *dobj.Spec.Replicas == 5 {
+				wantActive = 1
+			}
+			if active, pending := c.config.Limiter.Counts(); active != wantActive || pending != 0 {
+				t.Errorf("after the rollout: %d active, %d pending; want %d, 0", active, pending, wantActive)
 			}
 		})
+	}
+}
+
+// TestSyncRolloutSlotIsTheDeployments: a slot is held while the
+// Deployment rolls out and a place in line is kept while the rollout
+// waits, whatever problem another child has.
+func TestSyncRolloutSlotIsTheDeployments(t *testing.T) {
+	before := testobjects.ConfigMap("cfg", map[string]string{"level": "info"})
+	after := testobjects.ConfigMap("cfg", map[string]string{"level": "debug"})
+	for _, tc := range []struct {
+		name                  string
+		slotTaken             bool
+		wantActive, wantLined int
+	}{
+		{"rolling out", false, 1, 0},
+		{"waiting", true, 1, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t)
+			dobj := usingConfig()
+			live := f.rolledOutWithConfig(dobj, configHashFor(t, dobj, before))
+			// The Deployment controller has not rolled the new template out
+			// yet.
+			live.Status.UpdatedReplicas = 0
+			f.services = nil
+			f.configMaps = []*corev1.ConfigMap{after}
+			f.maxConfigRollouts = 1
+			_, ctx := ktesting.NewTestContext(t)
+			c := f.newController(ctx)
+			f.kubeClient.PrependReactor("create", "services", func(core.Action) (bool, runtime.Object, error) {
+				return true, nil, apierrors.NewForbidden(schema.GroupResource{Resource: "services"}, "web", errors.New("exceeded quota: q, requested: services=1"))
+			})
+			if tc.slotTaken && !c.config.Limiter.Acquire(cache.ObjectName{Namespace: "apps", Name: "other"}) {
+				t.Fatal("the only slot was not free")
+			}
+			if err := c.syncHandler(ctx, testobjects.TestKey); err == nil {
+				t.Fatal("sync succeeded; want the Service's quota problem retried")
+			}
+			actions := writes(f.kubeClient.Actions(), f.client.Actions())
+			if ready := conditionOf(t, actions[len(actions)-1], appv1.ConditionReady); ready == nil || ready.Reason != appv1.ReasonQuotaExceeded {
+				t.Fatalf("Ready = %+v, want QuotaExceeded from the Service", ready)
+			}
+			if active, lined := c.config.Limiter.Counts(); active != tc.wantActive || lined != tc.wantLined {
+				t.Errorf("limiter: %d active, %d waiting; want %d, %d", active, lined, tc.wantActive, tc.wantLined)
+			}
+		})
+	}
+}
+
+// TestAdoptRollouts: a controller that starts while a rollout under the
+// limit is still going counts it, and frees its slot once it is done.
+func TestAdoptRollouts(t *testing.T) {
+	f := newFixture(t)
+	going := usingConfig()
+	live := f.rolledOutWithConfig(going, "h")
+	live.Annotations[appv1.AnnotationLimitedRollout] = "true"
+	live.Status.UpdatedReplicas = 0
+	done := usingConfig(func(d *appv1.DeployObject) { d.Name = "done" })
+	finished := testobjects.LiveDeployment(done)
+	finished.Annotations[appv1.AnnotationLimitedRollout] = "true"
+	spec := usingConfig(func(d *appv1.DeployObject) { d.Name = "spec" })
+	userRollout := testobjects.LiveDeployment(spec)
+	userRollout.Status.UpdatedReplicas = 0
+	f.deployments = append(f.deployments, finished, userRollout)
+	f.maxConfigRollouts = 1
+	_, ctx := ktesting.NewTestContext(t)
+	c := f.newController(ctx)
+	if err := c.adoptRollouts(klog.FromContext(ctx)); err != nil {
+		t.Fatal(err)
+	}
+	if active, _ := c.config.Limiter.Counts(); active != 1 {
+		t.Fatalf("%d rollouts counted, want the one still going", active)
+	}
+	if c.config.Limiter.Acquire(cache.ObjectName{Namespace: "apps", Name: "next"}) {
+		t.Error("a new rollout got a slot while the adopted one holds the only one")
+	}
+	if c.queue.Len() != 1 {
+		t.Errorf("queue holds %d keys, want the adopted DeployObject, whose sync frees the slot when done", c.queue.Len())
 	}
 }
 

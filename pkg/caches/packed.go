@@ -151,3 +151,22 @@ func (l PackedLister[T, P]) In(namespace string) func(name string) (P, error) {
 		return obj, nil
 	}
 }
+
+// List decodes every object the cache holds, for the rare pass over all of
+// them (a start-up); a sync reads one object with In.
+func (l PackedLister[T, P]) List() ([]P, error) {
+	items := l.indexer.List()
+	out := make([]P, 0, len(items))
+	for _, item := range items {
+		p, ok := item.(*Packed)
+		if !ok {
+			return nil, fmt.Errorf("the %s cache holds a %T", l.resource, item)
+		}
+		obj := P(new(T))
+		if err := obj.Unmarshal(p.Protobuf); err != nil {
+			return nil, fmt.Errorf("decoding a %s from the cache: %w", l.resource, err)
+		}
+		out = append(out, obj)
+	}
+	return out, nil
+}

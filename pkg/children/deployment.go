@@ -87,15 +87,72 @@ func deploymentHash(desired *appsv1.Deployment) (string, error) {
 	return hash, nil
 }
 
-// StampedDeployment is desired with its hash: in the annotation the
-// Deployment carries, and returned for the status.
-func StampedDeployment(desired *appsv1.Deployment) (*appsv1.Deployment, string, error) {
+// StampedDeployment is desired, built from spec, with its hash: in the
+// annotation the Deployment carries, and returned for the status. It also
+// carries what spec asks of the pod template (appv1.AnnotationPodSpecHash)
+// and the hash of the template itself (appv1.AnnotationTemplateHash), which
+// tell a rollout the spec asked for from one it did not, and both from
+// drift. Annotations are not part of the hash.
+func StampedDeployment(desired *appsv1.Deployment, spec *appv1.DeployObjectSpec) (*appsv1.Deployment, string, error) {
 	hash, err := deploymentHash(desired)
 	if err != nil {
 		return nil, "", err
 	}
-	desired.Annotations = map[string]string{appv1.AnnotationDeploymentHash: hash}
+	podSpecHash, err := podSpecHash(spec)
+	if err != nil {
+		return nil, "", err
+	}
+	templateHash, err := desiredHash(&desired.Spec.Template)
+	if err != nil {
+		return nil, "", fmt.Errorf("hashing the desired pod template: %w", err)
+	}
+	desired.Annotations = map[string]string{
+		appv1.AnnotationDeploymentHash: hash,
+		appv1.AnnotationPodSpecHash:    podSpecHash,
+		appv1.AnnotationTemplateHash:   templateHash,
+	}
 	return desired, hash, nil
+}
+
+// podSpecHash identifies what spec asks of the pod template: the spec
+// without the fields that shape only the other children or the Deployment
+// around its template (replicas, strategy).
+func podSpecHash(spec *appv1.DeployObjectSpec) (string, error) {
+	s := *spec
+	s.Replicas, s.ServiceType, s.DisruptionBudget, s.Autoscaling, s.Route = nil, "", nil, nil, nil
+	s.RolloutSpec = appv1.RolloutSpec{}
+	hash, err := desiredHash(&s)
+	if err != nil {
+		return "", fmt.Errorf("hashing the pod template's part of the spec: %w", err)
+	}
+	return hash, nil
+}
+
+// RolloutDone reports whether the Deployment has rolled out its current
+// template, or has given up (ProgressDeadlineExceeded): either way its
+// rollout no longer counts against the limit.
+func RolloutDone(d *appsv1.Deployment) bool {
+	for _, c := range d.Status.Conditions {
+		if c.Type == appsv1.DeploymentProgressing && c.Status == corev1.ConditionFalse && c.Reason == "ProgressDeadlineExceeded" {
+			return true
+		}
+	}
+	replicas := int32(1)
+	if d.Spec.Replicas != nil {
+		replicas = *d.Spec.Replicas
+	}
+	return d.Status.ObservedGeneration >= d.Generation && d.Status.UpdatedReplicas >= replicas &&
+		d.Status.Replicas <= d.Status.UpdatedReplicas && d.Status.AvailableReplicas >= replicas
+}
+
+// ScalePatch is the merge patch that brings live's replicas to desired's
+// while its template is held back by the rollout limit, or nil when they
+// already agree: scaling never waits.
+func ScalePatch(live, desired *appsv1.Deployment) []byte {
+	if desired.Spec.Replicas == nil || (live.Spec.Replicas != nil && *live.Spec.Replicas == *desired.Spec.Replicas) {
+		return nil
+	}
+	return fmt.Appendf(nil, `{"spec":{"replicas":%d}}`, *desired.Spec.Replicas)
 }
 
 // DeploymentApplied reports whether live is in line with desired, whose
@@ -163,9 +220,10 @@ func pruneUnset(m map[string]any) {
 }
 
 // The cache keeps of a Deployment, packed (see pkg/caches/packed.go), the fields
-// DeploymentInSync compares and the status status.ReadyCondition reads.
+// DeploymentInSync compares, the annotations the rollout limit reads and
+// the status status.ReadyCondition reads.
 func SlimDeployment(d *appsv1.Deployment) *appsv1.Deployment {
-	d.ObjectMeta = SlimMeta(d.ObjectMeta)
+	d.ObjectMeta = slimMetaKeeping(d.ObjectMeta, appv1.AnnotationPodSpecHash, appv1.AnnotationTemplateHash, appv1.AnnotationLimitedRollout)
 	spec := d.Spec
 	d.Spec = appsv1.DeploymentSpec{
 		Replicas:                spec.Replicas,

@@ -24,14 +24,18 @@ func SlimMeta(m metav1.ObjectMeta) metav1.ObjectMeta {
 	}
 }
 
-// slimMetaKeeping is SlimMeta that also keeps the annotation named key, if
-// m has it: the hash a child was last written from, which its in-sync
-// check reads.
-func slimMetaKeeping(m metav1.ObjectMeta, key string) metav1.ObjectMeta {
-	value, ok := m.Annotations[key]
+// slimMetaKeeping is SlimMeta that also keeps the annotations named keys
+// that m has: the hash a child was last written from, which its in-sync
+// check reads, and the like.
+func slimMetaKeeping(m metav1.ObjectMeta, keys ...string) metav1.ObjectMeta {
 	out := SlimMeta(m)
-	if ok {
-		out.Annotations = map[string]string{key: value}
+	for _, key := range keys {
+		if value, ok := m.Annotations[key]; ok {
+			if out.Annotations == nil {
+				out.Annotations = make(map[string]string, len(keys))
+			}
+			out.Annotations[key] = value
+		}
 	}
 	return out
 }

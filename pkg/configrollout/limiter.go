@@ -64,6 +64,20 @@ func (l *Limiter) Acquire(key cache.ObjectName) bool {
 	return false
 }
 
+// Adopt gives key a slot whatever the limit: its rollout is already under
+// way, started by an earlier controller (see appv1.AnnotationLimitedRollout),
+// and counts until it is done.
+func (l *Limiter) Adopt(key cache.ObjectName) {
+	if l == nil {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if _, ok := l.active[key]; !ok {
+		l.active[key] = l.now()
+	}
+}
+
 // Finish frees key's slot, or its place in line, when done (its
 // rollout has finished, or it no longer needs one), and hands free slots
 // on, among them those held past the timeout.

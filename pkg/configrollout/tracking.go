@@ -56,15 +56,28 @@ func hexHashes(hashes map[string][]byte) Data {
 	return d
 }
 
-// Triggered reports whether writing desired over live, the
-// Deployment dobj controls as the cache shows it, would be a rollout caused
-// by configuration alone: the spec's generation was already brought in
-// line, and only the config hash of the pod template differs. Such a
-// rollout waits for a slot; a new generation, or a Deployment to create,
-// never does.
-func Triggered(dobj *appv1.DeployObject, live, desired *appsv1.Deployment) bool {
-	return live != nil && dobj.Status.ObservedGeneration == dobj.Generation &&
-		live.Spec.Template.Annotations[appv1.AnnotationConfigHash] != desired.Spec.Template.Annotations[appv1.AnnotationConfigHash]
+// Unrequested reports whether writing desired over live, the Deployment
+// dobj controls as the cache shows it, would roll the pods although the
+// spec did not ask for it: the template the controller makes changed
+// (appv1.AnnotationTemplateHash) while what the spec asks of it
+// (appv1.AnnotationPodSpecHash) did not. New configuration, and a new pod
+// security profile or controller version, are such rollouts, and wait for
+// a slot. A change of the spec's pod template, a Deployment to create and
+// drift (someone else changed the template) never wait, and a scale is no
+// rollout. A Deployment written before the annotations existed counts as
+// such a rollout when its config hash changes while the generation was
+// already observed.
+func Unrequested(dobj *appv1.DeployObject, live, desired *appsv1.Deployment) bool {
+	if live == nil {
+		return false
+	}
+	asked, ok := live.Annotations[appv1.AnnotationPodSpecHash]
+	if !ok {
+		return dobj.Status.ObservedGeneration == dobj.Generation &&
+			live.Spec.Template.Annotations[appv1.AnnotationConfigHash] != desired.Spec.Template.Annotations[appv1.AnnotationConfigHash]
+	}
+	return asked == desired.Annotations[appv1.AnnotationPodSpecHash] &&
+		live.Annotations[appv1.AnnotationTemplateHash] != desired.Annotations[appv1.AnnotationTemplateHash]
 }
 
 // Tracking is the controller's view of the ConfigMaps and Secrets the pods

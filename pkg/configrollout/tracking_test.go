@@ -73,12 +73,18 @@ func TestConfigDataFromCache(t *testing.T) {
 	}
 }
 
-func TestConfigTriggered(t *testing.T) {
-	withHash := func(h string) *appsv1.Deployment {
-		d := &appsv1.Deployment{}
-		WithHash(&d.Spec.Template, h)
+// TestUnrequested: which writes of a Deployment are rollouts the spec did
+// not ask for, and so wait for a slot.
+func TestUnrequested(t *testing.T) {
+	deployment := func(podSpec, template, configHash string) *appsv1.Deployment {
+		d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{
+			appv1.AnnotationPodSpecHash: podSpec, appv1.AnnotationTemplateHash: template}}}
+		WithHash(&d.Spec.Template, configHash)
 		return d
 	}
+	written := deployment("spec1", "tmpl1", "a")
+	preAnnotation := &appsv1.Deployment{}
+	WithHash(&preAnnotation.Spec.Template, "a")
 	observed := &appv1.DeployObject{ObjectMeta: metav1.ObjectMeta{Generation: 3}, Status: appv1.DeployObjectStatus{ObservedGeneration: 3}}
 	newGen := &appv1.DeployObject{ObjectMeta: metav1.ObjectMeta{Generation: 4}, Status: appv1.DeployObjectStatus{ObservedGeneration: 3}}
 	for _, tc := range []struct {
@@ -87,13 +93,17 @@ func TestConfigTriggered(t *testing.T) {
 		live, desired *appsv1.Deployment
 		want          bool
 	}{
-		{"configuration changed", observed, withHash("a"), withHash("b"), true},
-		{"configuration appears (upgrade of the controller)", observed, withHash(""), withHash("b"), true},
-		{"unchanged", observed, withHash("a"), withHash("a"), false},
-		{"new generation: never waits", newGen, withHash("a"), withHash("b"), false},
-		{"no Deployment yet", observed, nil, withHash("b"), false},
+		{"configuration changed", observed, written, deployment("spec1", "tmpl2", "b"), true},
+		{"the controller's template changed (profile, version)", observed, written, deployment("spec1", "tmpl2", "a"), true},
+		{"a scale: the template is the same", newGen, written, deployment("spec1", "tmpl1", "a"), false},
+		{"configuration changed with a scale", newGen, written, deployment("spec1", "tmpl2", "b"), true},
+		{"the spec's template changed", newGen, written, deployment("spec2", "tmpl2", "b"), false},
+		{"drift: someone else changed the template", observed, written, deployment("spec1", "tmpl1", "a"), false},
+		{"no Deployment yet", observed, nil, deployment("spec1", "tmpl1", "a"), false},
+		{"written by an earlier version, configuration changed", observed, preAnnotation, deployment("spec1", "tmpl2", "b"), true},
+		{"written by an earlier version, new generation", newGen, preAnnotation, deployment("spec1", "tmpl2", "b"), false},
 	} {
-		if got := Triggered(tc.dobj, tc.live, tc.desired); got != tc.want {
+		if got := Unrequested(tc.dobj, tc.live, tc.desired); got != tc.want {
 			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
 		}
 	}

@@ -104,7 +104,7 @@ func newOptions() (*Options, []FlagSection, error) {
 
 	fs = section("configuration rollouts")
 	fs.BoolVar(&o.TrackSecrets, "track-secrets", false, "Watch Secrets, so that a change of a Secret key the pods use rolls them out and a missing Secret is reported (ConfigMissing), as for ConfigMaps. Needs list and watch on Secrets (deploy/track-secrets). The cache holds per-key hashes, never a value. Off, Secret references are not part of the config hash.")
-	fs.IntVar(&o.MaxConfigRollouts, "max-concurrent-config-rollouts", 10, "How many DeployObjects may be in a rollout caused by a change of their ConfigMaps or Secrets at once; the others wait (Ready reason ConfigRolloutPending). Spec changes never wait. 0 means no limit.")
+	fs.IntVar(&o.MaxConfigRollouts, "max-concurrent-config-rollouts", 10, "How many DeployObjects may be in a rollout their spec did not ask for at once: new ConfigMap or Secret data, a new --pod-security-profile or controller version. The others wait (Ready reason ConfigRolloutPending); a scale is applied meanwhile. Spec changes never wait. 0 means no limit.")
 	fs.DurationVar(&o.ConfigRolloutDelay, "config-rollout-delay", 5*time.Second, "How long after the first change of a ConfigMap or Secret the DeployObjects using it are synced; further changes meanwhile are rolled out together.")
 
 	fs = section("leader election")

@@ -91,7 +91,7 @@ func MustHash(dobj *appv1.DeployObject) string {
 // MustStamp is the Deployment the controller creates or applies for dobj,
 // and its hash.
 func MustStamp(dobj *appv1.DeployObject) (*appsv1.Deployment, string) {
-	d, hash, err := children.StampedDeployment(children.DesiredDeployment(dobj, children.ProfileNone))
+	d, hash, err := children.StampedDeployment(children.DesiredDeployment(dobj, children.ProfileNone), &dobj.Spec)
 	if err != nil {
 		panic(err)
 	}

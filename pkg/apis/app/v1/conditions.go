@@ -47,9 +47,11 @@ const (
 	// names the fields. The Deployment is not written until the spec
 	// changes.
 	ReasonPodSecurityViolation = "PodSecurityViolation"
-	// ReasonConfigRolloutPending: the ConfigMaps or Secrets the pods use
-	// changed, and the rollout waits for its turn under the controller's
-	// --max-concurrent-config-rollouts. A change of the spec never waits.
+	// ReasonConfigRolloutPending: the pod template changed without a change
+	// of the spec (the ConfigMaps or Secrets the pods use, or the
+	// controller's pod security profile or version), and the rollout waits
+	// for its turn under the controller's --max-concurrent-config-rollouts.
+	// A change of the spec never waits.
 	ReasonConfigRolloutPending = "ConfigRolloutPending"
 )
 

@@ -18,6 +18,26 @@ const (
 	// orphaned Deployment tell whether that Deployment is already in line.
 	AnnotationDeploymentHash = "app.deployobject.dev/deployment-hash"
 
+	// AnnotationPodSpecHash on the Deployment holds the hash of what the
+	// DeployObject's spec asked of the pod template when the controller
+	// last applied it. A pod template change while it stays the same was
+	// not asked for by the user (new configuration, the controller's pod
+	// security profile or version) and waits for its turn under
+	// --max-concurrent-config-rollouts.
+	AnnotationPodSpecHash = "app.deployobject.dev/pod-spec-hash"
+
+	// AnnotationTemplateHash on the Deployment holds the hash of the pod
+	// template the controller last applied. A live template that differs
+	// from the desired one while both hashes are unchanged was changed by
+	// someone else: drift, corrected at once.
+	AnnotationTemplateHash = "app.deployobject.dev/template-hash"
+
+	// AnnotationLimitedRollout on the Deployment marks a pod template
+	// written by a rollout under --max-concurrent-config-rollouts; a
+	// controller that starts while that rollout is still going counts it
+	// against the limit.
+	AnnotationLimitedRollout = "app.deployobject.dev/limited-rollout"
+
 	// AnnotationConfigHash on the pod template holds a hash of the data of
 	// the ConfigMaps and Secrets the pods consume (the keys they use, or
 	// whether an optional one exists), as status.configHash does: a change
