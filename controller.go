@@ -74,6 +74,9 @@ type Controller struct {
 	metrics  *metrics.ReconcileMetrics
 	// written holds status writes the DeployObject cache has not shown yet.
 	written *status.WrittenStatuses
+	// progress paces the status writes that only report a rollout's
+	// progress.
+	progress *status.ProgressReports
 
 	// now is the clock for condition transition times; tests replace it.
 	now func() metav1.Time
@@ -135,6 +138,7 @@ func NewController(
 		recorder:      recorder,
 		metrics:       metrics,
 		written:       status.NewWrittenStatuses(deployObjectInformer.Lister()),
+		progress:      status.NewProgressReports(time.Now),
 		now:           metav1.Now,
 		shutdownGrace: 10 * time.Second,
 		podSecurity:   children.ProfileNone,
@@ -462,6 +466,7 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) erro
 		// controller ownerReferences.
 		logger.V(4).Info("DeployObject no longer exists")
 		c.written.Forget(key)
+		c.progress.Forget(key)
 		c.config.Limiter.Finish(key, true)
 		return nil
 	}
@@ -511,12 +516,19 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) erro
 	for _, p := range status.NewProblems(dobj.Status.Conditions, out.Problems) {
 		c.recorder.Event(dobj, corev1.EventTypeWarning, p.Reason, children.BoundMessage(p.Message))
 	}
-	if !status.Equal(dobj.Status, newStatus) {
+	switch wait := c.progress.Wait(key, dobj.Status, newStatus); {
+	case status.Equal(dobj.Status, newStatus):
+	case wait > 0:
+		// Only progress changed, and it was reported moments ago: the
+		// next report carries it, or whatever comes first.
+		c.queue.AddAfter(key, wait)
+	default:
 		written, err := c.client.AppV1().DeployObjects(dobj.Namespace).ApplyStatus(ctx, status.ApplyConfiguration(dobj, newStatus), metav1.ApplyOptions{FieldManager: children.FieldManager, Force: true})
 		if err != nil {
 			return fmt.Errorf("writing status: %w", err)
 		}
 		c.written.Record(key, basedOn, written)
+		c.progress.Wrote(key, newStatus)
 		logger.V(2).Info("Wrote status", "ready", status.ReadyReason(newStatus))
 	}
 
