@@ -30,9 +30,11 @@ const (
 	maxHeapPerObject     = 6 << 10
 	maxCPUPer1000Seconds = 1.3
 	maxUnrelatedPercent  = 10
-	// A configuration rollout is the Deployment's apply and one status
-	// write.
-	maxConfigWritesPerObject = 2
+	// A configuration rollout from the second on: the Deployment's apply
+	// and the status through ConfigRolloutPending, Progressing and
+	// Available (issue 24). The first also moves the create's fields to
+	// the apply (csaupgrade) and is reported without a target.
+	maxConfigWritesPerObject = 4
 	// Against the peer (--peer): its backlog throughput at least 2.5 times
 	// over, at most half its writes per object.
 	minPeerSpeedup     = 2.5
@@ -183,14 +185,32 @@ var figures = []figure{
 			return fromPtr(r.Config, func(c *configResult) float64 { return c.PeakActive - float64(c.Limit) })
 		},
 		check: func(v float64) bool { return v <= 0 }, target: "≤ 0", atScale: always},
-	{step: "config", name: "writes/object of a config rollout", unit: "/object",
+	{step: "config", name: "peak rollouts in flight over the limit (cluster)", unit: "rollouts",
+		value: func(r *report) (float64, bool) {
+			return restartMeasured(r, func(c *configResult) float64 { return float64(c.PeakInFlight - c.Limit) })
+		},
+		check: func(v float64) bool { return v <= 0 }, target: "≤ 0", atScale: always},
+	{step: "config", name: "writes/object of a first config rollout", unit: "/object",
 		value: func(r *report) (float64, bool) {
 			return fromPtr(r.Config, func(c *configResult) float64 { return c.Writes.PerObject })
-		},
-		check: func(v float64) bool { return v <= maxConfigWritesPerObject+1e-9 }, target: fmt.Sprintf("≤ %d", maxConfigWritesPerObject), atScale: always},
+		}},
 	{step: "config", name: "writes/object of a second config rollout", unit: "/object",
 		value: func(r *report) (float64, bool) {
 			return fromPtr(r.Config, func(c *configResult) float64 { return c.SecondWrites.PerObject })
+		},
+		check: func(v float64) bool { return v <= maxConfigWritesPerObject+1e-9 }, target: fmt.Sprintf("≤ %d", maxConfigWritesPerObject), atScale: always},
+	{step: "config", name: "peak rollouts in flight over the limit across a restart (cluster)", unit: "rollouts",
+		value: func(r *report) (float64, bool) {
+			return restartMeasured(r, func(c *configResult) float64 { return float64(c.RestartPeakInFlight - c.Limit) })
+		},
+		check: func(v float64) bool { return v <= 0 }, target: "≤ 0", atScale: always},
+	{step: "config", name: "writes/object of a config rollout across a restart", unit: "/object",
+		value: func(r *report) (float64, bool) {
+			return restartMeasured(r, func(c *configResult) float64 { return c.RestartWrites.PerObject })
+		}},
+	{step: "config", name: "rollouts in flight the restarted controller counted", unit: "rollouts",
+		value: func(r *report) (float64, bool) {
+			return restartMeasured(r, func(c *configResult) float64 { return float64(c.RestartAdopted) })
 		}},
 	{step: "peer", name: "backlog throughput / the peer's", unit: "×", perRun: runPeerThroughput,
 		check: atLeast(minPeerSpeedup), target: fmt.Sprintf("≥ %.1f×", minPeerSpeedup), atScale: peerRanAtN},
@@ -253,6 +273,15 @@ func compared(c, pc *convergeResult, get func(c, pc *convergeResult) float64) (f
 	}
 	v := get(c, pc)
 	return v, !math.IsNaN(v) && !math.IsInf(v, 0)
+}
+
+// restartMeasured reads a figure of the config step that results from
+// before the restart variant (issue 24) do not have.
+func restartMeasured(r *report, get func(*configResult) float64) (float64, bool) {
+	if r.Config == nil || r.Config.RestartRolledOutSeconds == 0 {
+		return 0, false
+	}
+	return get(r.Config), true
 }
 
 func fromPtr[T any](p *T, get func(*T) float64) (float64, bool) {

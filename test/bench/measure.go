@@ -5,6 +5,9 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"os"
+	"regexp"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -262,4 +265,52 @@ func nonNil(s []string) []string {
 		return []string{}
 	}
 	return s
+}
+
+// addWrites is the writes of two controllers one after the other, over n
+// objects.
+func addWrites(a, b writes, n int) writes {
+	sum := writes{
+		Total:                a.Total + b.Total,
+		Events:               a.Events + b.Events,
+		ByMethod:             map[string]float64{},
+		ByVerbResource:       map[string]float64{},
+		FailedRequestsByCode: map[string]float64{},
+	}
+	for _, w := range []writes{a, b} {
+		for k, v := range w.ByMethod {
+			sum.ByMethod[k] += v
+		}
+		for k, v := range w.ByVerbResource {
+			sum.ByVerbResource[k] += v
+		}
+		for k, v := range w.FailedRequestsByCode {
+			sum.FailedRequestsByCode[k] += v
+		}
+	}
+	if sum.Total > 0 {
+		sum.MeanLatencySeconds = (a.MeanLatencySeconds*a.Total + b.MeanLatencySeconds*b.Total) / sum.Total
+	}
+	sum.PerObject = sum.Total / float64(n)
+	sum.EventsPerObject = sum.Events / float64(n)
+	return sum
+}
+
+// adoptedLine is what the controller logs when it starts with rollouts
+// under the limit still going.
+var adoptedLine = regexp.MustCompile(`"Rollouts under the limit still going" count=(\d+)`)
+
+// adoptedRollouts is how many rollouts in flight the controller that wrote
+// the log at path counted at its start: 0 when it logged none.
+func adoptedRollouts(path string) int {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return 0
+	}
+	m := adoptedLine.FindSubmatch(data)
+	if m == nil {
+		return 0
+	}
+	n, _ := strconv.Atoi(string(m[1]))
+	return n
 }

@@ -15,6 +15,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	appv1 "deployobject.dev/controller/pkg/apis/app/v1"
+	"deployobject.dev/controller/pkg/children"
 	informers "deployobject.dev/controller/pkg/generated/informers/externalversions"
 	listers "deployobject.dev/controller/pkg/generated/listers/app/v1"
 )
@@ -231,4 +232,23 @@ func (o *observer) notOnNewConfig(d *appv1.DeployObject, old string) string {
 		return "not rolled out"
 	}
 	return ""
+}
+
+// rollingOut counts the Deployments whose pod template has left the
+// configuration old (the DeployObjects' status.configHash before a change)
+// and is not rolled out yet: the configuration rollouts in flight, as the
+// cluster shows them.
+func (o *observer) rollingOut(old map[string]string) (int, error) {
+	list, err := o.deployments.List(labels.Everything())
+	if err != nil {
+		return 0, fmt.Errorf("listing Deployments from cache: %w", err)
+	}
+	n := 0
+	for _, d := range list {
+		hash := d.Spec.Template.Annotations[appv1.AnnotationConfigHash]
+		if prev, ok := old[d.Name]; ok && hash != prev && !children.RolloutDone(d) {
+			n++
+		}
+	}
+	return n, nil
 }

@@ -172,6 +172,18 @@ type configResult struct {
 	// (csaupgrade), which later ones do not.
 	SecondRolledOutSeconds float64 `json:"secondRolledOutSeconds"`
 	SecondWrites           writes  `json:"secondWrites"`
+	// PeakInFlight is the most Deployments rolling out new configuration
+	// at once in the first two changes, counted from the cluster rather
+	// than from the controller's gauge.
+	PeakInFlight int `json:"peakInFlight"`
+	// The third change restarts the controller once rollouts are under
+	// way: its time, writes (the first controller's until its SIGTERM, then
+	// the second's), the most rollouts in flight at once across the
+	// restart, and how many the restarted controller counted as in flight.
+	RestartRolledOutSeconds float64 `json:"restartRolledOutSeconds"`
+	RestartWrites           writes  `json:"restartWrites"`
+	RestartPeakInFlight     int     `json:"restartPeakInFlight"`
+	RestartAdopted          int     `json:"restartAdopted"`
 }
 
 // steadyResult is the writes of a controller over objects already in sync:

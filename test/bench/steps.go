@@ -651,15 +651,74 @@ func (b *bench) config(ctx context.Context) (*configResult, error) {
 	}
 	res.SecondRolledOutSeconds, res.SecondWrites = second.seconds, second.writes
 	res.PeakActive, res.PeakPending = max(res.PeakActive, second.peakActive), max(res.PeakPending, second.peakPending)
+	res.PeakInFlight = max(first.peakInFlight, second.peakInFlight)
+	b.logf("config: changing it a third time, restarting the controller once rollouts are under way")
+	third, err := b.configRolloutRestarted(ctx, obs, ctrl, n, "4")
+	if err != nil {
+		return nil, err
+	}
+	res.RestartRolledOutSeconds, res.RestartWrites, res.RestartPeakInFlight = third.seconds, third.writes, third.peakInFlight
+	res.RestartAdopted = third.adopted
 	return res, nil
+}
+
+// configRolloutRestarted is a configuration rollout during which the
+// controller is stopped (SIGTERM) once rollouts are under way, and a new
+// one started at once, as a leader change would do. The rollouts in flight
+// are counted from the cluster throughout; the writes are the first
+// controller's until just before its SIGTERM plus the second's.
+func (b *bench) configRolloutRestarted(ctx context.Context, obs *observer, first *controller, n int, value string) (rollout, error) {
+	var second *controller
+	defer func() {
+		if second != nil {
+			b.stopController(second)
+		}
+	}()
+	before, err := first.scrape(ctx)
+	if err != nil {
+		return rollout{}, err
+	}
+	var firstWrites writes
+	restart := func(ctx context.Context, inFlight int) (*controller, snapshot, error) {
+		if inFlight < configLimit/2 {
+			return nil, nil, nil
+		}
+		last, err := first.scrape(ctx)
+		if err != nil {
+			return nil, nil, err
+		}
+		firstWrites = writesBetween(before, last, n)
+		b.logf("config: %d rollouts in flight; restarting the controller", inFlight)
+		b.stopController(first)
+		second, _, err = b.startReady(ctx, "config-restarted", fmt.Sprintf("--max-concurrent-config-rollouts=%d", configLimit))
+		if err != nil {
+			return nil, nil, err
+		}
+		return second, snapshot{}, nil
+	}
+	r, after, err := b.configRolloutWith(ctx, obs, first, n, value, before, restart)
+	if err != nil {
+		return r, err
+	}
+	if second == nil {
+		return r, fmt.Errorf("the rollout ended before %d rollouts were in flight at once: nothing was restarted", configLimit/2)
+	}
+	r.writes = addWrites(firstWrites, writesBetween(snapshot{}, after, n), n)
+	r.adopted = adoptedRollouts(second.logPath)
+	return r, nil
 }
 
 // rollout is what one configuration rollout of the config step cost.
 type rollout struct {
 	seconds                 float64
 	peakActive, peakPending float64
-	writes                  writes
-	cpuPer1000              float64
+	// peakInFlight is the most Deployments seen rolling out the new
+	// configuration at once, counted from the cluster.
+	peakInFlight int
+	writes       writes
+	cpuPer1000   float64
+	// adopted: the rollouts in flight the restarted controller counted.
+	adopted int
 }
 
 // configRollout sets the key every DeployObject of the config step reads to
@@ -667,6 +726,14 @@ type rollout struct {
 // rollout gauge meanwhile. It returns what the rollout cost since the
 // scrape since, and the scrape at its end.
 func (b *bench) configRollout(ctx context.Context, obs *observer, ctrl *controller, n int, value string, since snapshot) (rollout, snapshot, error) {
+	return b.configRolloutWith(ctx, obs, ctrl, n, value, since, nil)
+}
+
+// configRolloutWith is configRollout with a hook called at each poll with
+// the rollouts in flight; when it returns a controller, that one is
+// watched from then on, from the snapshot it returns.
+func (b *bench) configRolloutWith(ctx context.Context, obs *observer, ctrl *controller, n int, value string, since snapshot,
+	hook func(ctx context.Context, inFlight int) (*controller, snapshot, error)) (rollout, snapshot, error) {
 	var r rollout
 	old, err := obs.configHashes()
 	if err != nil {
@@ -684,6 +751,21 @@ func (b *bench) configRollout(ctx context.Context, obs *observer, ctrl *controll
 		}
 		r.peakActive = max(r.peakActive, s.sum("deployobject_config_rollouts", "state", "active"))
 		r.peakPending = max(r.peakPending, s.sum("deployobject_config_rollouts", "state", "pending"))
+		inFlight, err := obs.rollingOut(old)
+		if err != nil {
+			return r, snapshot{}, err
+		}
+		r.peakInFlight = max(r.peakInFlight, inFlight)
+		if hook != nil {
+			next, from, err := hook(ctx, inFlight)
+			if err != nil {
+				return r, snapshot{}, err
+			}
+			if next != nil {
+				ctrl, since, hook = next, from, nil
+				continue
+			}
+		}
 		done, example, err := obs.onNewConfig(old)
 		if err != nil {
 			return r, snapshot{}, err
