@@ -181,6 +181,16 @@ func HTTPRouteCondition(dobj *appv1.DeployObject, route *gatewayv1.HTTPRoute, pr
 	return c
 }
 
+// RouteRefusalPasses reports whether a Gateway's refusal of a route, by
+// the reason of its Accepted or ResolvedRefs condition, may end without
+// anyone acting: Pending (not yet processed), and BackendNotFound for the
+// Service the controller itself makes, which the Gateway's controller
+// finds once its cache has it. Any other reason waits for a change of the
+// route, the Gateway or a ReferenceGrant.
+func RouteRefusalPasses(reason string) bool {
+	return reason == string(gatewayv1.RouteReasonPending) || reason == string(gatewayv1.RouteReasonBackendNotFound)
+}
+
 // ParentName is ref's Gateway as namespace/name[/sectionName].
 func ParentName(ref gatewayv1.ParentReference, routeNamespace string) string {
 	s := string(ptr.Deref(ref.Namespace, gatewayv1.Namespace(routeNamespace))) + "/" + string(ref.Name)

@@ -137,6 +137,7 @@ var progressConditionTypes = []string{appv1.ConditionReconciling, appv1.Conditio
 var stallingReasons = map[string]bool{
 	appv1.ReasonInvalidSpec:              true,
 	appv1.ReasonPodSecurityViolation:     true,
+	appv1.ReasonRouteNotAccepted:         true,
 	appv1.ReasonResourceConflict:         true,
 	appv1.ReasonQuotaExceeded:            true,
 	appv1.ReasonForbidden:                true,
@@ -177,7 +178,7 @@ func ReadyCondition(dobj *appv1.DeployObject, out Outcome) metav1.Condition {
 		return blockedCondition(out.Problems)
 	}
 	if out.ConfigPending {
-		return notReady(appv1.ReasonConfigRolloutPending, "the ConfigMaps or Secrets the pods use changed; the rollout waits for a slot under the controller's limit of concurrent configuration rollouts")
+		return notReady(appv1.ReasonConfigRolloutPending, "the pod template changed without a change of the spec (the ConfigMaps or Secrets the pods use, or the controller's pod security profile or version); the rollout waits for a slot under the controller's --max-concurrent-config-rollouts, and a scale is applied meanwhile")
 	}
 	d := out.Deployment
 	if d == nil {
@@ -197,6 +198,14 @@ func ReadyCondition(dobj *appv1.DeployObject, out Outcome) metav1.Condition {
 	}
 	if children.WantsHTTPRoute(dobj) && out.HTTPRoute == nil {
 		return notReady(appv1.ReasonProgressing, "%s %s does not exist yet", children.KindHTTPRoute, dobj.Name)
+	}
+	// A route its Gateway refuses leaves the application unreachable
+	// through it: Argo CD must not show it Healthy.
+	if route := children.HTTPRouteCondition(dobj, out.HTTPRoute, nil); children.WantsHTTPRoute(dobj) && route.Status == metav1.ConditionFalse && route.Reason != appv1.ReasonProgressing {
+		if children.RouteRefusalPasses(route.Reason) {
+			return notReady(appv1.ReasonProgressing, "%s: %s", route.Reason, route.Message)
+		}
+		return notReady(appv1.ReasonRouteNotAccepted, "%s: %s", route.Reason, route.Message)
 	}
 	if d.Status.ObservedGeneration < d.Generation {
 		return notReady(appv1.ReasonProgressing, "waiting for the Deployment controller to observe generation %d of Deployment %s", d.Generation, d.Name)

@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	appv1 "deployobject.dev/controller/pkg/apis/app/v1"
 	"deployobject.dev/controller/pkg/children"
@@ -282,5 +283,46 @@ func TestChildConditions(t *testing.T) {
 	}
 	if a := ApplyConfiguration(dobj, next); len(a.Status.Conditions) != 3 {
 		t.Errorf("the status apply carries %d conditions, want Ready, DisruptionBudget and Autoscaling", len(a.Status.Conditions))
+	}
+}
+
+// TestReadyFollowsTheGatewaysVerdict: a route its Gateway refuses keeps the
+// DeployObject from being Ready; a lasting refusal stalls it (kstatus
+// Failed), a passing one does not.
+func TestReadyFollowsTheGatewaysVerdict(t *testing.T) {
+	dobj := testobjects.NewDeployObject(testobjects.WithHTTPRoute)
+	refused := func(condType, reason string) *gatewayv1.HTTPRoute {
+		r := testobjects.LiveHTTPRoute(dobj)
+		c := meta.FindStatusCondition(r.Status.Parents[0].Conditions, condType)
+		c.Status, c.Reason, c.Message = metav1.ConditionFalse, reason, "the Gateway's message"
+		return r
+	}
+	for _, tc := range []struct {
+		name                  string
+		route                 *gatewayv1.HTTPRoute
+		reason, progress      string
+		messageHasGatewayWord bool
+	}{
+		{"accepted", testobjects.LiveHTTPRoute(dobj), appv1.ReasonAvailable, "", false},
+		{"not allowed by the listeners", refused("Accepted", "NotAllowedByListeners"), appv1.ReasonRouteNotAccepted, appv1.ConditionStalled, true},
+		{"a reference not permitted", refused("ResolvedRefs", "RefNotPermitted"), appv1.ReasonRouteNotAccepted, appv1.ConditionStalled, true},
+		{"the backend not found yet", refused("ResolvedRefs", "BackendNotFound"), appv1.ReasonProgressing, appv1.ConditionReconciling, true},
+		{"pending", refused("Accepted", "Pending"), appv1.ReasonProgressing, appv1.ConditionReconciling, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := Compute(dobj, Outcome{Deployment: testobjects.LiveDeployment(dobj), Service: testobjects.LiveService(dobj), HTTPRoute: tc.route}, testobjects.FixedNow)
+			ready := meta.FindStatusCondition(s.Conditions, appv1.ConditionReady)
+			if ready.Reason != tc.reason {
+				t.Fatalf("Ready = %s %q, want %s", ready.Reason, ready.Message, tc.reason)
+			}
+			if tc.messageHasGatewayWord && !strings.Contains(ready.Message, "the Gateway's message") {
+				t.Errorf("Ready message %q does not carry the Gateway's", ready.Message)
+			}
+			for _, ct := range []string{appv1.ConditionStalled, appv1.ConditionReconciling} {
+				if got := meta.FindStatusCondition(s.Conditions, ct) != nil; got != (ct == tc.progress) {
+					t.Errorf("%s present: %v, want %v", ct, got, ct == tc.progress)
+				}
+			}
+		})
 	}
 }

@@ -255,12 +255,21 @@ func TestRoutesHTTPRoute(t *testing.T) {
 	if !strings.Contains(c.Message, "Gateway infra/public/http does not accept") {
 		t.Errorf("Route message %q does not say which Gateway", c.Message)
 	}
+	// Refused for good: not Ready, and Stalled, which kstatus reads as
+	// Failed and Argo CD as Degraded.
+	if ready := waitReason(t, ns, "web", metav1.ConditionFalse, appv1.ReasonRouteNotAccepted); !strings.Contains(ready.Message, "NotAllowedByListeners") {
+		t.Errorf("Ready message %q does not carry the Gateway's reason", ready.Message)
+	}
+	waitChildCondition(t, ns, "web", appv1.ConditionStalled, metav1.ConditionTrue, appv1.ReasonRouteNotAccepted)
 	// A route not accepted is no place to reach the application.
 	if d := getDO(t, ns, "web"); slices.ContainsFunc(d.Status.Addresses, func(a appv1.Address) bool { return a.Type == appv1.AddressURL }) {
 		t.Errorf("addresses %+v still list the rejected route", d.Status.Addresses)
 	}
 	playGateway(t, gateway, ns, "web", metav1.ConditionTrue, "Accepted", metav1.ConditionFalse, "BackendNotFound")
 	waitChildCondition(t, ns, "web", appv1.ConditionRoute, metav1.ConditionFalse, "BackendNotFound")
+	// The Gateway's controller finds the Service once its cache has it:
+	// not Ready, but not Stalled either.
+	waitReason(t, ns, "web", metav1.ConditionFalse, appv1.ReasonProgressing)
 	if out, err := kubectl("-n", ns, "describe", "dobj", "web"); err != nil || !strings.Contains(out, "BackendNotFound") {
 		t.Errorf("kubectl describe does not show the route: %v\n%s", err, out)
 	}

@@ -40,6 +40,13 @@ const (
 	// Deployment is not written meanwhile, so that no pod is rolled into
 	// CreateContainerConfigError; creating the object resumes at once.
 	ReasonConfigMissing = "ConfigMissing"
+	// ReasonRouteNotAccepted: a Gateway the HTTPRoute names refuses it
+	// (Accepted=False) or cannot resolve its references (ResolvedRefs=False)
+	// for a reason that lasts until someone acts, such as
+	// NotAllowedByListeners or RefNotPermitted; the message carries the
+	// Gateway's reason and message. The application is not reachable
+	// through the route, so the DeployObject is not Ready.
+	ReasonRouteNotAccepted = "RouteNotAccepted"
 	// ReasonPodSecurityViolation: the controller runs with
 	// --pod-security-profile=restricted and the spec explicitly sets what
 	// Pod Security "restricted" forbids (a privileged container, an added
