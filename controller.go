@@ -631,15 +631,18 @@ func (c *Controller) syncChildren(ctx context.Context, dobj *appv1.DeployObject)
 		return out, actions, err
 	}
 
-	routes := c.gateway.Routes()
-	if routes == nil {
-		// Without the Gateway API there is no HTTPRoute to delete either.
-		// The problem is not retried: watchGatewayAPI syncs dobj again
-		// once HTTPRoutes are served.
+	// Without the Gateway API there is no HTTPRoute to delete either. The
+	// problem is not retried: watchGatewayAPI syncs dobj again once
+	// HTTPRoutes are served.
+	routeUnavailable := func() {
 		if children.WantsHTTPRoute(dobj) {
 			out.Problems = append(out.Problems, children.Problem{Kind: children.KindHTTPRoute, Reason: appv1.ReasonGatewayAPIUnavailable,
 				Message: fmt.Sprintf("the cluster does not serve %s %ss (the Gateway API CRDs are not installed); the controller makes %s %s once it does", children.GatewayAPIGroupVersion, children.KindHTTPRoute, children.KindHTTPRoute, dobj.Name)})
 		}
+	}
+	routes := c.gateway.Routes()
+	if routes == nil {
+		routeUnavailable()
 		return out, actions, nil
 	}
 	desiredRoute, err := children.DesiredHTTPRoute(dobj)
@@ -648,6 +651,13 @@ func (c *Controller) syncChildren(ctx context.Context, dobj *appv1.DeployObject)
 	}
 	out.HTTPRoute, action, err = children.SyncOptional(ctx, dobj, children.WantsHTTPRoute(dobj), desiredRoute,
 		children.UpdatedOps(children.KindHTTPRoute, routes.HTTPRoutes(ns).Get, c.gateway.Client.GatewayV1().HTTPRoutes(ns), children.MergeHTTPRoute, recheckOwner))
+	if children.IsResourceNotServed(err) {
+		// The Gateway API CRDs were removed since the cache was built.
+		c.gateway.Lost()
+		out.HTTPRoute = nil
+		routeUnavailable()
+		return out, actions, nil
+	}
 	if err := record(children.KindHTTPRoute, action, err); err != nil {
 		return out, actions, err
 	}

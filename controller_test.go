@@ -2045,6 +2045,31 @@ func TestSyncHTTPRoute(t *testing.T) {
 			t.Errorf("Route condition = %+v, want GatewayAPIUnavailable", c)
 		}
 	})
+	// The CRDs removed while the controller runs: the create is answered
+	// 404 for the resource; the status still says why, for this
+	// generation, and the cache is given up until discovery shows them.
+	t.Run("the Gateway API removed", func(t *testing.T) {
+		f := newFixture(t)
+		f.gatewayAPI = true
+		dobj := testobjects.NewDeployObject(testobjects.WithHTTPRoute)
+		f.dobjs = []*appv1.DeployObject{dobj}
+		_, ctx := ktesting.NewTestContext(t)
+		c := f.newController(ctx)
+		f.gatewayClient.PrependReactor("create", "httproutes", func(core.Action) (bool, runtime.Object, error) {
+			return true, nil, apierrors.NewNotFound(schema.GroupResource{}, "")
+		})
+		if err := c.syncHandler(ctx, testobjects.TestKey); err != nil {
+			t.Fatalf("sync: %v, want the problem reported, not retried", err)
+		}
+		actions := writes(f.kubeClient.Actions(), f.client.Actions(), f.gatewayClient.Actions())
+		expectActions(t, actions, "create deployments", "create services", "patch deployobjects/status", "create httproutes")
+		if r := readyOf(t, actions[2]); r.Reason != appv1.ReasonGatewayAPIUnavailable {
+			t.Errorf("Ready = %+v, want GatewayAPIUnavailable", r)
+		}
+		if c.gateway.Routes() != nil {
+			t.Error("the HTTPRoute cache is still read after the 404")
+		}
+	})
 	t.Run("created", func(t *testing.T) {
 		f := newFixture(t)
 		f.gatewayAPI = true

@@ -39,6 +39,10 @@ type GatewayRoutes struct {
 
 	mu     sync.RWMutex
 	Lister gatewaylisters.HTTPRouteLister
+	// listedVersion is the informer's LastSyncResourceVersion, and lostAt
+	// its value when the lister was withdrawn.
+	listedVersion func() string
+	lostAt        string
 	// decided: discovery has answered that HTTPRoutes are not served, or
 	// they are and their cache has synced. Until then syncs wait (see
 	// hasSynced): a DeployObject synced before the cache of a cluster that
@@ -81,46 +85,109 @@ func (g *GatewayRoutes) served() (bool, error) {
 	return false, nil
 }
 
-// Run waits until the cluster serves HTTPRoutes, asking every
-// GatewayAPIRecheck, then starts the HTTPRoute informer with handler, and
-// once it has synced makes its lister available and calls synced. It
-// returns when ctx ends.
-func (g *GatewayRoutes) Run(ctx context.Context, handler cache.ResourceEventHandler, synced func()) {
+// Run follows whether the cluster serves HTTPRoutes, asking discovery
+// every Recheck, until ctx ends. Once it does, Run starts the HTTPRoute
+// informer with handler, makes its lister available once it has synced,
+// and calls changed. Once it no longer does (the Gateway API CRDs removed,
+// or Lost reports a write answered as if), the lister is withdrawn and
+// changed called again; the informer keeps running, its lists failing
+// until the CRDs are back, and the lister returns once discovery shows
+// HTTPRoutes again and the informer has listed them anew.
+func (g *GatewayRoutes) Run(ctx context.Context, handler cache.ResourceEventHandler, changed func()) {
 	logger := klog.FromContext(ctx)
+	var inf cache.SharedIndexInformer
 	reported := false
-	err := wait.PollUntilContextCancel(ctx, g.Recheck, true, func(context.Context) (bool, error) {
+	_ = wait.PollUntilContextCancel(ctx, g.Recheck, true, func(context.Context) (bool, error) {
 		ok, err := g.served()
 		if err != nil {
 			logger.V(2).Info("Could not discover the Gateway API; asking again", "err", err, "in", g.Recheck)
 			return false, nil
 		}
-		if !ok && !reported {
+		switch {
+		case !ok && g.Routes() != nil:
+			g.withdraw(inf)
+			logger.Info("The cluster no longer serves Gateway API HTTPRoutes; routes with parentRefs wait for them again", "groupVersion", children.GatewayAPIGroupVersion)
+			changed()
+		case !ok && !reported:
 			logger.Info("The cluster does not serve Gateway API HTTPRoutes; routes with parentRefs wait for them", "groupVersion", children.GatewayAPIGroupVersion, "recheck", g.Recheck)
 			reported = true
 			g.decided.Store(true)
+		case ok && inf == nil:
+			if inf, err = g.start(ctx, handler); err != nil {
+				logger.Error(err, "Starting the HTTPRoute informer")
+				return true, nil
+			}
+			if !cache.WaitForNamedCacheSyncWithContext(ctx, inf.HasSynced) {
+				return true, nil
+			}
+			g.offer(inf)
+			logger.Info("Watching Gateway API HTTPRoutes", "groupVersion", children.GatewayAPIGroupVersion)
+			changed()
+		case ok && g.Routes() == nil && g.relisted(inf):
+			g.offer(inf)
+			reported = false
+			logger.Info("Watching Gateway API HTTPRoutes again", "groupVersion", children.GatewayAPIGroupVersion)
+			changed()
 		}
-		return ok, nil
+		return false, nil
 	})
-	if err != nil {
-		return
-	}
+}
+
+// start builds the HTTPRoute informer with handler and runs it until ctx
+// ends.
+func (g *GatewayRoutes) start(ctx context.Context, handler cache.ResourceEventHandler) (cache.SharedIndexInformer, error) {
 	inf, err := g.Informer()
 	if err != nil {
-		logger.Error(err, "Building the HTTPRoute informer")
-		return
+		return nil, err
 	}
+	logger := klog.FromContext(ctx)
 	if _, err := inf.AddEventHandlerWithOptions(handler, cache.HandlerOptions{Logger: &logger}); err != nil {
-		logger.Error(err, "Adding the HTTPRoute event handler")
-		return
+		return nil, fmt.Errorf("adding the HTTPRoute event handler: %w", err)
 	}
 	go inf.RunWithContext(ctx)
-	if !cache.WaitForNamedCacheSyncWithContext(ctx, inf.HasSynced) {
+	return inf, nil
+}
+
+// Lost reports that a write of an HTTPRoute was answered as if the cluster
+// did not serve them (404 for the resource: the Gateway API CRDs removed).
+// The lister is withdrawn at once, so that syncs report
+// GatewayAPIUnavailable rather than fail against a stale cache; Run offers
+// it again once discovery shows HTTPRoutes and the informer has listed
+// them anew.
+func (g *GatewayRoutes) Lost() {
+	if g == nil {
 		return
 	}
 	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.Lister != nil && g.listedVersion != nil {
+		g.lostAt = g.listedVersion()
+	}
+	g.Lister = nil
+}
+
+// withdraw takes the lister away, noting the version inf had listed.
+func (g *GatewayRoutes) withdraw(inf cache.SharedIndexInformer) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.Lister = nil
+	g.lostAt = inf.LastSyncResourceVersion()
+}
+
+// offer makes inf's lister the one syncs read.
+func (g *GatewayRoutes) offer(inf cache.SharedIndexInformer) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
 	g.Lister = gatewaylisters.NewHTTPRouteLister(inf.GetIndexer())
-	g.mu.Unlock()
-	g.decided.Store(true)
-	logger.Info("Watching Gateway API HTTPRoutes", "groupVersion", children.GatewayAPIGroupVersion)
-	synced()
+	g.listedVersion = inf.LastSyncResourceVersion
+	g.lostAt = ""
+}
+
+// relisted reports whether inf has listed HTTPRoutes since the lister was
+// withdrawn, so that its cache no longer holds those the CRDs took with
+// them.
+func (g *GatewayRoutes) relisted(inf cache.SharedIndexInformer) bool {
+	g.mu.RLock()
+	defer g.mu.RUnlock()
+	return g.lostAt == "" || inf.LastSyncResourceVersion() != g.lostAt
 }

@@ -17,6 +17,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 	gatewayfake "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned/fake"
 
+	appv1 "deployobject.dev/controller/pkg/apis/app/v1"
 	"deployobject.dev/controller/pkg/metrics"
 	"deployobject.dev/controller/pkg/testobjects"
 )
@@ -55,6 +56,20 @@ func (d *switchableDiscovery) ServerResourcesForGroupVersion(gv string) (*metav1
 	return &metav1.APIResourceList{GroupVersion: gv, APIResources: []metav1.APIResource{{Name: "httproutes"}}}, nil
 }
 
+// testGatewayRoutes is a GatewayRoutes over client and disc that asks
+// discovery every 10 ms.
+func testGatewayRoutes(t *testing.T, informerName string, client *gatewayfake.Clientset, disc discovery.DiscoveryInterface) *GatewayRoutes {
+	t.Helper()
+	name, err := cache.NewInformerName(informerName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(name.Release)
+	return &GatewayRoutes{Client: client, Discovery: disc, Recheck: 10 * time.Millisecond, Informer: func() (cache.SharedIndexInformer, error) {
+		return NewHTTPRouteInformer(client, metav1.NamespaceAll, NamedInformers{name, metrics.NewInformerMetrics(prometheus.NewRegistry())})
+	}}
+}
+
 // TestGatewayRoutesStartWhenServed: the controller may start syncing as
 // soon as discovery says there are no HTTPRoutes; once they are served,
 // without a restart, their cache is started and filled, and the
@@ -65,19 +80,18 @@ func TestGatewayRoutesStartWhenServed(t *testing.T) {
 	disc := &switchableDiscovery{}
 	route := testobjects.LiveHTTPRoute(testobjects.NewDeployObject(testobjects.WithHTTPRoute))
 	client := gatewayfake.NewClientset(route)
-	name, err := cache.NewInformerName("test-gateway-routes")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer name.Release()
-	g := &GatewayRoutes{Client: client, Discovery: disc, Recheck: 10 * time.Millisecond, Informer: func() (cache.SharedIndexInformer, error) {
-		return NewHTTPRouteInformer(client, metav1.NamespaceAll, NamedInformers{name, metrics.NewInformerMetrics(prometheus.NewRegistry())})
-	}}
+	g := testGatewayRoutes(t, "test-gateway-routes", client, disc)
 	synced := make(chan struct{})
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		g.Run(ctx, cache.ResourceEventHandlerFuncs{}, func() { close(synced) })
+		once := false
+		g.Run(ctx, cache.ResourceEventHandlerFuncs{}, func() {
+			if !once {
+				once = true
+				close(synced)
+			}
+		})
 	}()
 	defer func() { cancel(); <-done }()
 
@@ -96,5 +110,51 @@ func TestGatewayRoutesStartWhenServed(t *testing.T) {
 	got, err := g.Routes().HTTPRoutes(route.Namespace).Get(route.Name)
 	if err != nil || got.UID != route.UID {
 		t.Errorf("cached HTTPRoute = %v, %v", got, err)
+	}
+}
+
+// TestGatewayRoutesFollowRemoval: removing the Gateway API CRDs while the
+// controller runs withdraws the HTTPRoute cache, so that syncs report
+// GatewayAPIUnavailable instead of writing against a cache of routes that
+// no longer exist; installing them again brings it back. A write answered
+// with 404 (Lost) withdraws it at once.
+func TestGatewayRoutesFollowRemoval(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	disc := &switchableDiscovery{}
+	disc.served.Store(true)
+	client := gatewayfake.NewClientset(testobjects.LiveHTTPRoute(testobjects.NewDeployObject(testobjects.WithHTTPRoute)))
+	g := testGatewayRoutes(t, "test-gateway-removal", client, disc)
+	var changes atomic.Int32
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		g.Run(ctx, cache.ResourceEventHandlerFuncs{}, func() { changes.Add(1) })
+	}()
+	defer func() { cancel(); <-done }()
+	waitFor := func(what string, cond func() bool) {
+		t.Helper()
+		if err := wait.PollUntilContextTimeout(ctx, 5*time.Millisecond, 5*time.Second, true, func(context.Context) (bool, error) { return cond(), nil }); err != nil {
+			t.Fatalf("%s: not within 5s", what)
+		}
+	}
+	waitFor("the cache offered", func() bool { return g.Routes() != nil && changes.Load() == 1 })
+
+	disc.served.Store(false)
+	waitFor("the cache withdrawn once discovery no longer shows HTTPRoutes", func() bool { return g.Routes() == nil && changes.Load() == 2 })
+	// Back: the informer lists them again (a new resourceVersion) before its
+	// cache is offered.
+	disc.served.Store(true)
+	if _, err := client.GatewayV1().HTTPRoutes("apps").Create(ctx, testobjects.LiveHTTPRoute(testobjects.NewDeployObject(func(d *appv1.DeployObject) {
+		testobjects.WithHTTPRoute(d)
+		d.Name = "second"
+	})), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor("the cache offered again", func() bool { return g.Routes() != nil && changes.Load() == 3 })
+
+	g.Lost()
+	if g.Routes() != nil {
+		t.Error("the cache still offered after a write was answered 404")
 	}
 }

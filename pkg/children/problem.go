@@ -81,6 +81,18 @@ func (e *BlockedError) Error() string {
 	return "blocked: " + strings.Join(msgs, "; ")
 }
 
+// IsResourceNotServed reports whether err says that the API server does
+// not serve the resource at all (a 404 naming no object), as for a custom
+// resource whose CRD was removed, rather than that one object is missing.
+func IsResourceNotServed(err error) bool {
+	var status apierrors.APIStatus
+	if !apierrors.IsNotFound(err) || !errors.As(err, &status) {
+		return false
+	}
+	d := status.Status().Details
+	return d == nil || d.Name == ""
+}
+
 // IsNamespaceTerminating reports whether err refused a create in a
 // namespace that is being deleted.
 func IsNamespaceTerminating(err error) bool {

@@ -61,3 +61,25 @@ func TestProblemOf(t *testing.T) {
 		})
 	}
 }
+
+func TestIsResourceNotServed(t *testing.T) {
+	routes := schema.GroupResource{Group: "gateway.networking.k8s.io", Resource: "httproutes"}
+	for _, tc := range []struct {
+		name string
+		err  error
+		want bool
+	}{
+		// What kube-apiserver answers for a resource it does not serve.
+		{"no such resource", apierrors.NewNotFound(schema.GroupResource{}, ""), true},
+		{"no such object", apierrors.NewNotFound(routes, "web"), false},
+		{"another error", apierrors.NewInternalError(errors.New("x")), false},
+		{"no error", nil, false},
+	} {
+		if got := children.IsResourceNotServed(fmt.Errorf("creating HTTPRoute web: %w", tc.err)); tc.err != nil && got != tc.want {
+			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
+		}
+		if tc.err == nil && children.IsResourceNotServed(nil) {
+			t.Errorf("%s: true for nil", tc.name)
+		}
+	}
+}
