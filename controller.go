@@ -32,6 +32,7 @@ import (
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+	gatewaylisters "sigs.k8s.io/gateway-api/pkg/client/listers/apis/v1"
 
 	appv1 "deployobject.dev/controller/pkg/apis/app/v1"
 	"deployobject.dev/controller/pkg/caches"
@@ -625,10 +626,17 @@ func (c *Controller) syncChildren(ctx context.Context, dobj *appv1.DeployObject)
 		return out, actions, err
 	}
 
-	out.Ingress, action, err = children.SyncOptional(ctx, dobj, children.WantsIngress(dobj), children.DesiredIngress(dobj),
-		children.UpdatedOps(children.KindIngress, c.ingresses.In(ns), c.kubeClient.NetworkingV1().Ingresses(ns), children.MergeIngress, recheckOwner))
-	if err := record(children.KindIngress, action, err); err != nil {
-		return out, actions, err
+	routes := c.gateway.Routes()
+	if kept := keptRoute(dobj, children.KindIngress, c.ingresses.In(ns), func() bool {
+		return children.KeepsIngress(dobj, cachedHTTPRoute(routes, dobj))
+	}); kept != "" {
+		out.KeptRoute = kept
+	} else {
+		out.Ingress, action, err = children.SyncOptional(ctx, dobj, children.WantsIngress(dobj), children.DesiredIngress(dobj),
+			children.UpdatedOps(children.KindIngress, c.ingresses.In(ns), c.kubeClient.NetworkingV1().Ingresses(ns), children.MergeIngress, recheckOwner))
+		if err := record(children.KindIngress, action, err); err != nil {
+			return out, actions, err
+		}
 	}
 
 	// Without the Gateway API there is no HTTPRoute to delete either. The
@@ -640,9 +648,14 @@ func (c *Controller) syncChildren(ctx context.Context, dobj *appv1.DeployObject)
 				Message: fmt.Sprintf("the cluster does not serve %s %ss (the Gateway API CRDs are not installed); the controller makes %s %s once it does", children.GatewayAPIGroupVersion, children.KindHTTPRoute, children.KindHTTPRoute, dobj.Name)})
 		}
 	}
-	routes := c.gateway.Routes()
 	if routes == nil {
 		routeUnavailable()
+		return out, actions, nil
+	}
+	if kept := keptRoute(dobj, children.KindHTTPRoute, routes.HTTPRoutes(ns).Get, func() bool {
+		return children.KeepsHTTPRoute(dobj, out.Ingress)
+	}); kept != "" {
+		out.KeptRoute = kept
 		return out, actions, nil
 	}
 	desiredRoute, err := children.DesiredHTTPRoute(dobj)
@@ -662,6 +675,30 @@ func (c *Controller) syncChildren(ctx context.Context, dobj *appv1.DeployObject)
 		return out, actions, err
 	}
 	return out, actions, nil
+}
+
+// keptRoute names dobj's route of kind, which its spec no longer asks for,
+// when keep says it must stay until the route the spec asks for instead
+// carries traffic (see children.KeepsIngress); "" when there is no such
+// route to keep, or it may go.
+func keptRoute[T metav1.Object](dobj *appv1.DeployObject, kind string, cached func(string) (T, error), keep func() bool) string {
+	live, err := cached(dobj.Name)
+	if err != nil || !metav1.IsControlledBy(live, dobj) || !keep() {
+		return ""
+	}
+	return kind + " " + live.GetName()
+}
+
+// cachedHTTPRoute is dobj's HTTPRoute as routes holds it, or nil.
+func cachedHTTPRoute(routes gatewaylisters.HTTPRouteLister, dobj *appv1.DeployObject) *gatewayv1.HTTPRoute {
+	if routes == nil {
+		return nil
+	}
+	r, err := routes.HTTPRoutes(dobj.Namespace).Get(dobj.Name)
+	if err != nil || !metav1.IsControlledBy(r, dobj) {
+		return nil
+	}
+	return r
 }
 
 // syncDeployment brings the Deployment in line with desired, whose hash

@@ -2117,6 +2117,63 @@ func TestSyncHTTPRoute(t *testing.T) {
 	})
 }
 
+// TestSyncRouteSwitchMakesBeforeBreaking: switching spec.route from an
+// Ingress to an HTTPRoute, or back, keeps the old route until the new one
+// carries traffic, and says so in the Route condition.
+func TestSyncRouteSwitchMakesBeforeBreaking(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		// from and to are the routes before and after the switch.
+		from, to func(*appv1.DeployObject)
+		// newServing: the new route, already made, carries traffic.
+		newServing bool
+		gatewayAPI bool
+		want       []string
+		kept       string
+	}{
+		{"to an HTTPRoute not made yet", testobjects.WithIngress, testobjects.WithHTTPRoute, false, true,
+			[]string{"patch deployobjects/status", "create httproutes"}, "Ingress web"},
+		{"to an HTTPRoute without the Gateway API", testobjects.WithIngress, testobjects.WithHTTPRoute, false, false,
+			[]string{"patch deployobjects/status"}, "Ingress web"},
+		{"to an accepted HTTPRoute", testobjects.WithIngress, testobjects.WithHTTPRoute, true, true,
+			[]string{"delete ingresses", "patch deployobjects/status"}, ""},
+		{"to an Ingress without an address yet", testobjects.WithHTTPRoute, testobjects.WithIngress, false, true,
+			[]string{"create ingresses", "patch deployobjects/status"}, "HTTPRoute web"},
+		{"to an Ingress with an address", testobjects.WithHTTPRoute, testobjects.WithIngress, true, true,
+			[]string{"patch deployobjects/status", "delete httproutes"}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t)
+			f.gatewayAPI = tc.gatewayAPI
+			before := testobjects.NewDeployObject(tc.from)
+			after := testobjects.NewDeployObject(tc.to)
+			f.withLiveChildren(after)
+			after.Generation++
+			if old := testobjects.LiveIngress(before); old != nil {
+				f.ingresses = append(f.ingresses, old)
+			} else {
+				f.httpRoutes = append(f.httpRoutes, testobjects.LiveHTTPRoute(before))
+			}
+			if tc.newServing {
+				if ing := testobjects.LiveIngress(after); ing != nil {
+					f.ingresses = append(f.ingresses, ing)
+				} else {
+					f.httpRoutes = append(f.httpRoutes, testobjects.LiveHTTPRoute(after))
+				}
+			}
+			err, actions := f.sync()
+			if err != nil {
+				t.Fatalf("sync: %v", err)
+			}
+			expectActions(t, actions, tc.want...)
+			route := conditionOf(t, actions[slices.IndexFunc(actions, func(a core.Action) bool { return a.GetSubresource() == "status" })], appv1.ConditionRoute)
+			if kept := strings.Contains(route.Message, "switching routes: "+tc.kept+" keeps serving"); kept != (tc.kept != "") {
+				t.Errorf("Route message %q; want it to say %q is kept: %v", route.Message, tc.kept, tc.kept != "")
+			}
+		})
+	}
+}
+
 func TestSyncIngress(t *testing.T) {
 	t.Run("created", func(t *testing.T) {
 		f := newFixture(t)

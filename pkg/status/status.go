@@ -42,6 +42,9 @@ type Outcome struct {
 	// one, and the Deployment is brought in line with the new
 	// configuration.
 	ConfigPending, ConfigRollout bool
+	// KeptRoute names the route of the kind the spec no longer asks for,
+	// kept while the one it asks for instead does not carry traffic yet.
+	KeptRoute string
 	// problems keep dobj from being Ready whatever the children say, in
 	// the order of the children.
 	Problems []children.Problem
@@ -97,10 +100,16 @@ func Compute(dobj *appv1.DeployObject, out Outcome, now metav1.Time) appv1.Deplo
 // routeCondition is the Route condition of dobj, for the kind of route its
 // spec asks for.
 func routeCondition(dobj *appv1.DeployObject, out Outcome) metav1.Condition {
+	var c metav1.Condition
 	if children.WantsIngress(dobj) {
-		return children.IngressCondition(dobj, out.Ingress, out.problem(children.KindIngress))
+		c = children.IngressCondition(dobj, out.Ingress, out.problem(children.KindIngress))
+	} else {
+		c = children.HTTPRouteCondition(dobj, out.HTTPRoute, out.problem(children.KindHTTPRoute))
 	}
-	return children.HTTPRouteCondition(dobj, out.HTTPRoute, out.problem(children.KindHTTPRoute))
+	if out.KeptRoute != "" {
+		c.Message = children.BoundMessage(c.Message + "; switching routes: " + out.KeptRoute + " keeps serving until then")
+	}
+	return c
 }
 
 // setChildCondition sets the condition of an optional child that the spec
