@@ -94,6 +94,10 @@ type Controller struct {
 	// config follows the ConfigMaps and Secrets the pods use (see
 	// trackConfig); its zero value follows none.
 	config *configrollout.Tracking
+	// configGrace is how long a missing ConfigMap or Secret is reported as
+	// in progress before it stalls (--config-missing-grace-period); nil
+	// stalls at once.
+	configGrace *configrollout.MissingGrace
 }
 
 // NewController wires the informers' event handlers to the work queue. The
@@ -468,6 +472,7 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) erro
 		logger.V(4).Info("DeployObject no longer exists")
 		c.written.Forget(key)
 		c.progress.Forget(key)
+		c.configGrace.Found(key)
 		c.config.Limiter.Finish(key, true)
 		return nil
 	}
@@ -761,15 +766,23 @@ func (c *Controller) holdDeployment(ctx context.Context, dobj *appv1.DeployObjec
 			return true, nil
 		}
 	}
+	key := cache.MetaObjectToName(dobj)
 	if len(cfg.Missing) > 0 {
 		out.Deployment = live
 		out.Problems = append(out.Problems, children.Problem{Kind: "Deployment", Reason: appv1.ReasonConfigMissing, Message: configrollout.MissingMessage(cfg.Missing)})
+		if left := c.configGrace.Left(key); left > 0 {
+			// Applied together with its configuration, or with what
+			// another controller makes it from: Reconciling until the
+			// grace is over, then Stalled.
+			out.ConfigMissingGrace = true
+			c.queue.AddAfter(key, left)
+		}
 		return true, nil
 	}
+	c.configGrace.Found(key)
 	if !configrollout.Unrequested(dobj, live, desired) {
 		return false, nil
 	}
-	key := cache.MetaObjectToName(dobj)
 	if !c.config.Limiter.Acquire(key) {
 		klog.FromContext(ctx).V(2).Info("Rollout not asked for by the spec waits for a slot")
 		out.Deployment, out.ConfigPending = live, true

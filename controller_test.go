@@ -1604,6 +1604,45 @@ func TestSyncConfigMissingCreatesNoDeployment(t *testing.T) {
 	}
 }
 
+// TestSyncConfigMissingHasAGracePeriod: a ConfigMap applied together with
+// its DeployObject may arrive moments later: Reconciling, not Stalled, until
+// the grace is over.
+func TestSyncConfigMissingHasAGracePeriod(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		elapsed  time.Duration
+		progress string
+	}{
+		{"within the grace", 0, appv1.ConditionReconciling},
+		{"after the grace", 3 * time.Minute, appv1.ConditionStalled},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t)
+			f.dobjs = []*appv1.DeployObject{usingConfig()}
+			f.trackConfig = true
+			_, ctx := ktesting.NewTestContext(t)
+			c := f.newController(ctx)
+			now := time.Now()
+			c.configGrace = configrollout.NewMissingGrace(2*time.Minute, func() time.Time { return now })
+			c.configGrace.Left(testobjects.TestKey)
+			now = now.Add(tc.elapsed)
+			if err := c.syncHandler(ctx, testobjects.TestKey); err != nil {
+				t.Fatalf("sync: %v", err)
+			}
+			actions := writes(f.kubeClient.Actions(), f.client.Actions())
+			expectActions(t, actions, "create services", "patch deployobjects/status")
+			if ready := readyOf(t, actions[1]); ready.Reason != appv1.ReasonConfigMissing {
+				t.Errorf("Ready = %s, want ConfigMissing", ready.Reason)
+			}
+			for _, ct := range []string{appv1.ConditionReconciling, appv1.ConditionStalled} {
+				if got := conditionOf(t, actions[1], ct) != nil; got != (ct == tc.progress) {
+					t.Errorf("%s present: %v, want %v", ct, got, ct == tc.progress)
+				}
+			}
+		})
+	}
+}
+
 // TestSyncConfigRolloutWaitsForASlot: with every slot taken, a rollout
 // caused by configuration alone waits and says so; a spec change does not
 // wait.

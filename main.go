@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
@@ -31,6 +32,7 @@ import (
 	"deployobject.dev/controller/pkg/caches"
 	"deployobject.dev/controller/pkg/children"
 	"deployobject.dev/controller/pkg/clients"
+	"deployobject.dev/controller/pkg/configrollout"
 	appscheme "deployobject.dev/controller/pkg/generated/clientset/versioned/scheme"
 	"deployobject.dev/controller/pkg/leaderelection"
 	"deployobject.dev/controller/pkg/metrics"
@@ -153,6 +155,7 @@ func run(ctx context.Context, opts *options.Options) error {
 	if opts.TrackSecrets {
 		secrets = childFactory.Core().V1().Secrets()
 	}
+	controller.configGrace = configrollout.NewMissingGrace(opts.ConfigMissingGrace, time.Now)
 	if err := controller.trackConfig(ctx, dobjFactory.App().V1().DeployObjects(), childFactory.Core().V1().ConfigMaps(), secrets, opts.MaxConfigRollouts, opts.ConfigRolloutDelay); err != nil {
 		return err
 	}

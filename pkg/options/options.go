@@ -16,6 +16,7 @@ import (
 	_ "k8s.io/component-base/logs/json/register"
 
 	"deployobject.dev/controller/pkg/children"
+	"deployobject.dev/controller/pkg/configrollout"
 )
 
 const (
@@ -61,6 +62,7 @@ type Options struct {
 	TrackSecrets       bool
 	MaxConfigRollouts  int
 	ConfigRolloutDelay time.Duration
+	ConfigMissingGrace time.Duration
 }
 
 // FlagSection is one section of --help, as Kubernetes components group
@@ -106,6 +108,7 @@ func newOptions() (*Options, []FlagSection, error) {
 	fs.BoolVar(&o.TrackSecrets, "track-secrets", false, "Watch Secrets, so that a change of a Secret key the pods use rolls them out and a missing Secret is reported (ConfigMissing), as for ConfigMaps. Needs list and watch on Secrets (deploy/track-secrets). The cache holds per-key hashes, never a value. Off, Secret references are not part of the config hash.")
 	fs.IntVar(&o.MaxConfigRollouts, "max-concurrent-config-rollouts", 10, "How many DeployObjects may be in a rollout their spec did not ask for at once: new ConfigMap or Secret data, a new --pod-security-profile or controller version. The others wait (Ready reason ConfigRolloutPending); a scale is applied meanwhile. Spec changes never wait. 0 means no limit.")
 	fs.DurationVar(&o.ConfigRolloutDelay, "config-rollout-delay", 5*time.Second, "How long after the first change of a ConfigMap or Secret the DeployObjects using it are synced; further changes meanwhile are rolled out together.")
+	fs.DurationVar(&o.ConfigMissingGrace, "config-missing-grace-period", configrollout.DefaultMissingGrace, "How long a DeployObject whose ConfigMap or Secret does not exist yet is reported as in progress (Ready reason ConfigMissing with Reconciling) before it is Stalled, for configuration applied with it or made from applied objects by another controller (External Secrets, cert-manager). 0 stalls at once.")
 
 	fs = section("leader election")
 	fs.Var(&o.LeaderElect, "leader-elect", "Elect a leader among replicas with a Lease; only the leader reconciles (default true in a cluster, false with --kubeconfig or --master).")
@@ -178,8 +181,8 @@ func (o *Options) Validate() error {
 	if o.QPS <= 0 || o.Burst < 1 {
 		errs = append(errs, errors.New("--kube-api-qps must be positive and --kube-api-burst at least 1"))
 	}
-	if o.MaxConfigRollouts < 0 || o.ConfigRolloutDelay < 0 {
-		errs = append(errs, errors.New("--max-concurrent-config-rollouts and --config-rollout-delay must not be negative"))
+	if o.MaxConfigRollouts < 0 || o.ConfigRolloutDelay < 0 || o.ConfigMissingGrace < 0 {
+		errs = append(errs, errors.New("--max-concurrent-config-rollouts, --config-rollout-delay and --config-missing-grace-period must not be negative"))
 	}
 	if o.ContentType != ContentTypeProtobuf && o.ContentType != ContentTypeJSON {
 		errs = append(errs, fmt.Errorf("--kube-api-content-type must be %s or %s", ContentTypeProtobuf, ContentTypeJSON))

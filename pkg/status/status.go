@@ -42,6 +42,9 @@ type Outcome struct {
 	// one, and the Deployment is brought in line with the new
 	// configuration.
 	ConfigPending, ConfigRollout bool
+	// ConfigMissingGrace: the ConfigMap or Secret reported missing may
+	// still come (--config-missing-grace-period): Reconciling, not Stalled.
+	ConfigMissingGrace bool
 	// KeptRoute names the route of the kind the spec no longer asks for,
 	// kept while the one it asks for instead does not carry traffic yet.
 	KeptRoute string
@@ -74,7 +77,7 @@ func Compute(dobj *appv1.DeployObject, out Outcome, now metav1.Time) appv1.Deplo
 	ready.ObservedGeneration = dobj.Generation
 	ready.LastTransitionTime = now
 	meta.SetStatusCondition(&status.Conditions, ready)
-	progress := progressCondition(ready)
+	progress := progressCondition(ready, out.ConfigMissingGrace)
 	for _, t := range progressConditionTypes {
 		if progress == nil || progress.Type != t {
 			// Absent rather than False: a Ready DeployObject carries no
@@ -162,14 +165,16 @@ var stallingReasons = map[string]bool{
 // for a reason that waits for someone to act, Reconciling for any other
 // reason to be not Ready, none when Ready. It is a function of ready alone,
 // so it changes only in status writes that a change of Ready makes anyway,
-// and costs no write of its own.
-func progressCondition(ready metav1.Condition) *metav1.Condition {
+// and costs no write of its own; the one exception is ConfigMissing, which
+// is Reconciling while configMayCome (the grace period) and costs one
+// write when the grace ends.
+func progressCondition(ready metav1.Condition, configMayCome bool) *metav1.Condition {
 	if ready.Status == metav1.ConditionTrue {
 		return nil
 	}
 	c := ready
 	c.Type = appv1.ConditionReconciling
-	if stallingReasons[ready.Reason] {
+	if stallingReasons[ready.Reason] && !(ready.Reason == appv1.ReasonConfigMissing && configMayCome) {
 		c.Type = appv1.ConditionStalled
 	}
 	c.Status = metav1.ConditionTrue

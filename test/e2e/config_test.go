@@ -170,9 +170,21 @@ func TestConfigRollouts(t *testing.T) {
 		if !strings.Contains(c.Message, "ConfigMap cfg") {
 			t.Errorf("%s: ConfigMissing message %q does not name ConfigMap cfg", n, c.Message)
 		}
-		if s := meta.FindStatusCondition(getDO(t, ns, n).Status.Conditions, appv1.ConditionStalled); s == nil || s.Reason != appv1.ReasonConfigMissing {
-			t.Errorf("%s: Stalled = %+v, want True with ConfigMissing", n, s)
+	}
+	// Within the shared controller's --config-missing-grace-period it may
+	// still come (Reconciling: Flux waits); after it, Stalled.
+	for _, n := range names {
+		if s := meta.FindStatusCondition(getDO(t, ns, n).Status.Conditions, appv1.ConditionReconciling); s == nil || s.Reason != appv1.ReasonConfigMissing {
+			if time.Since(since) < sharedConfigGrace {
+				t.Errorf("%s: Reconciling = %+v %s after the deletion, want True with ConfigMissing within the grace of %s", n, s, time.Since(since).Round(time.Second), sharedConfigGrace)
+			}
 		}
+	}
+	for _, n := range names {
+		waitChildCondition(t, ns, n, appv1.ConditionStalled, metav1.ConditionTrue, appv1.ReasonConfigMissing)
+	}
+	if waited := time.Since(since); waited < sharedConfigGrace {
+		t.Errorf("Stalled %s after the deletion, before the grace of %s was over", waited.Round(time.Second), sharedConfigGrace)
 	}
 
 	t.Log("The ConfigMap is created again with the same data: Ready again, and the pods were never touched")

@@ -67,8 +67,13 @@ var shared *controllerProcess
 const sharedResync = 30 * time.Second
 
 // sharedArgs are the flags of the shared controller. It tracks Secrets, so
-// that TestConfigRollouts can show a Secret change rolling out.
-var sharedArgs = []string{"--resync-period=" + sharedResync.String(), "--track-secrets"}
+// that TestConfigRollouts can show a Secret change rolling out, and gives
+// missing configuration a short grace.
+var sharedArgs = []string{"--resync-period=" + sharedResync.String(), "--track-secrets", "--config-missing-grace-period=" + sharedConfigGrace.String()}
+
+// sharedConfigGrace is the shared controller's
+// --config-missing-grace-period, short so that tests see it end.
+const sharedConfigGrace = 10 * time.Second
 
 // launchedLogs are the logs of every controller the suite started, read at
 // the end for reports of client-go's detectors (see hack/e2e.sh).
