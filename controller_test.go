@@ -596,7 +596,7 @@ func TestSyncConflictWithUnownedObject(t *testing.T) {
 			name: "Deployment controlled by another owner",
 			set: func(f *fixture, dobj *appv1.DeployObject) {
 				d := testobjects.LiveDeployment(dobj)
-				d.OwnerReferences[0].UID = "uid-of-an-earlier-web"
+				d.OwnerReferences[0].Name, d.OwnerReferences[0].UID = "other", "uid-of-other"
 				f.deployments = []*appsv1.Deployment{d}
 			},
 			want: []string{"create services", "patch deployobjects/status"},
@@ -631,7 +631,7 @@ func TestSyncConflictWithUnownedObject(t *testing.T) {
 				f.services = []*corev1.Service{testobjects.LiveService(dobj)}
 				f.pdbs = []*policyv1.PodDisruptionBudget{testobjects.LivePDB(dobj)}
 				h := testobjects.LiveHPA(dobj)
-				h.OwnerReferences[0].UID = "uid-of-an-earlier-web"
+				h.OwnerReferences[0].Name, h.OwnerReferences[0].UID = "other", "uid-of-other"
 				h.Spec.MaxReplicas = 100
 				f.hpas = []*autoscalingv2.HorizontalPodAutoscaler{h}
 			},
@@ -666,11 +666,39 @@ func TestSyncConflictWithUnownedObject(t *testing.T) {
 	}
 }
 
+// TestSyncWaitsForThePredecessorsChildren: after `kubectl delete dobj web
+// --wait=false` and a new apply of web, the children of the deleted object
+// hold the names until the garbage collector removes them: Progressing
+// (Reconciling), retried, without a Warning; not a ResourceConflict.
+func TestSyncWaitsForThePredecessorsChildren(t *testing.T) {
+	f := newFixture(t)
+	old := testobjects.NewDeployObject()
+	old.UID = "uid-of-the-deleted-one"
+	f.deployments = []*appsv1.Deployment{testobjects.LiveDeployment(old)}
+	f.services = []*corev1.Service{testobjects.LiveService(old)}
+	f.dobjs = []*appv1.DeployObject{testobjects.NewDeployObject()}
+	err, actions := f.sync()
+	if !children.IsExpectedRetry(err) {
+		t.Fatalf("sync: %v, want a retry: the garbage collector will remove them", err)
+	}
+	expectActions(t, actions, "patch deployobjects/status")
+	ready := readyOf(t, actions[0])
+	if ready.Reason != appv1.ReasonProgressing || !strings.Contains(ready.Message, "Deployment web still belongs to the deleted DeployObject") {
+		t.Errorf("Ready = %s %q, want Progressing, waiting for the garbage collector", ready.Reason, ready.Message)
+	}
+	if c := conditionOf(t, actions[0], appv1.ConditionStalled); c != nil {
+		t.Errorf("Stalled = %+v, want none: nobody has to act", c)
+	}
+	if ev := events(f.recorder); len(ev) != 0 {
+		t.Errorf("events = %q, want none", ev)
+	}
+}
+
 func TestSyncConflictReportedOnce(t *testing.T) {
 	f := newFixture(t)
 	dobj := testobjects.NewDeployObject()
 	d := testobjects.LiveDeployment(dobj)
-	d.OwnerReferences[0].UID = "uid-of-an-earlier-web"
+	d.OwnerReferences[0].Name, d.OwnerReferences[0].UID = "other", "uid-of-other"
 	// The status as the last sync left it: the Service made, the
 	// Deployment in conflict.
 	dobj.Status = status.Compute(dobj, status.Outcome{Service: testobjects.LiveService(dobj), Problems: []children.Problem{*children.ProblemOf(&children.ResourceConflictError{Kind: "Deployment", Name: "web"})}}, testobjects.Earlier)

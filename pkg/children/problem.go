@@ -7,6 +7,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	appv1 "deployobject.dev/controller/pkg/apis/app/v1"
 )
@@ -32,6 +34,30 @@ func (e *ResourceConflictError) Error() string {
 	return fmt.Sprintf("%s %s exists and is not controlled by this DeployObject; it is left untouched", e.Kind, e.Name)
 }
 
+// PredecessorError: a child's name is held by the child of a deleted
+// DeployObject of the same name (`kubectl delete --wait=false` and apply
+// again, Argo CD's Replace=true), which the garbage collector has not
+// removed yet. Nobody has to act: once it is gone the child is made, or
+// adopted if it was orphaned.
+type PredecessorError struct {
+	Kind, Name string
+	OwnerUID   types.UID
+}
+
+func (e *PredecessorError) Error() string {
+	return fmt.Sprintf("%s %s still belongs to the deleted DeployObject of the same name (uid %s); waiting for the garbage collector to remove it", e.Kind, e.Name, e.OwnerUID)
+}
+
+// conflictOf is why live, which dobj does not control and may not adopt,
+// keeps dobj's child of kind from being made.
+func conflictOf(kind string, live metav1.Object, dobj *appv1.DeployObject) error {
+	if ref := metav1.GetControllerOfNoCopy(live); ref != nil && ref.Kind == DeployObjectKind.Kind &&
+		ref.APIVersion == DeployObjectKind.GroupVersion().String() && ref.Name == dobj.Name && ref.UID != dobj.UID {
+		return &PredecessorError{Kind: kind, Name: live.GetName(), OwnerUID: ref.UID}
+	}
+	return &ResourceConflictError{Kind: kind, Name: live.GetName()}
+}
+
 // Problem is why one child could not be brought in line.
 type Problem struct {
 	// kind is the kind of the child.
@@ -48,9 +74,12 @@ type Problem struct {
 // cache, a terminating namespace).
 func ProblemOf(err error) *Problem {
 	var conflict *ResourceConflictError
+	var predecessor *PredecessorError
 	switch {
 	case errors.As(err, &conflict):
 		return &Problem{Reason: appv1.ReasonResourceConflict, Message: conflict.Error(), Retry: true}
+	case errors.As(err, &predecessor):
+		return &Problem{Reason: appv1.ReasonProgressing, Message: predecessor.Error(), Retry: true}
 	case IsNamespaceTerminating(err) || isQuotaUnknown(err) || isClusterIPAllocationFailure(err):
 		return nil
 	case isQuotaExceeded(err):

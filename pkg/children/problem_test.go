@@ -29,6 +29,7 @@ func TestProblemOf(t *testing.T) {
 		retry  bool
 	}{
 		{"foreign object", &children.ResourceConflictError{Kind: "Service", Name: "web"}, appv1.ReasonResourceConflict, true},
+		{"child of a deleted DeployObject of the same name", &children.PredecessorError{Kind: "Deployment", Name: "web", OwnerUID: "old"}, appv1.ReasonProgressing, true},
 		{"terminating namespace", terminating, "", false},
 		{"quota not yet counted", apierrors.NewForbidden(schema.GroupResource{Resource: "services"}, "web", errors.New("status unknown for quota: q, resources: services")), "", false},
 		{"quota exceeded", apierrors.NewForbidden(schema.GroupResource{Resource: "services"}, "web", errors.New("exceeded quota: q, requested: services=1, used: services=1, limited: services=1")), appv1.ReasonQuotaExceeded, true},

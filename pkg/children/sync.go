@@ -123,7 +123,7 @@ func Sync[T metav1.Object](ctx context.Context, dobj *appv1.DeployObject, desire
 	var adopted string
 	if !metav1.IsControlledBy(live, dobj) {
 		if !adoptable(live, dobj) {
-			return zero, "", &ResourceConflictError{Kind: ops.Kind, Name: name}
+			return zero, "", conflictOf(ops.Kind, live, dobj)
 		}
 		if err := ops.RecheckOwner(ctx); err != nil {
 			return zero, "", err
@@ -152,7 +152,7 @@ func Sync[T metav1.Object](ctx context.Context, dobj *appv1.DeployObject, desire
 			return zero, "", fmt.Errorf("reading %s %s: %w", ops.Kind, name, err)
 		}
 		if !metav1.IsControlledBy(live, dobj) {
-			return zero, "", &ResourceConflictError{Kind: ops.Kind, Name: name}
+			return zero, "", conflictOf(ops.Kind, live, dobj)
 		}
 		// The live object may show what the cache cannot: that an earlier
 		// write, whose record was lost, already brought it in line.

@@ -277,11 +277,15 @@ func deploymentCondition(d *appsv1.Deployment, t appsv1.DeploymentConditionType)
 }
 
 // NewProblems are the problems the Ready condition in conds does not
-// report yet, each of which is worth one event.
+// report yet, each of which is worth one event. Waiting that ends by
+// itself (Progressing) is none.
 func NewProblems(conds []metav1.Condition, problems []children.Problem) []children.Problem {
 	old := meta.FindStatusCondition(conds, appv1.ConditionReady)
 	var out []children.Problem
 	for _, p := range problems {
+		if p.Reason == appv1.ReasonProgressing {
+			continue
+		}
 		if old == nil || old.Status != metav1.ConditionFalse || !strings.Contains(old.Message, children.BoundMessage(p.Message)) {
 			out = append(out, p)
 		}

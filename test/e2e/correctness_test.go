@@ -365,6 +365,37 @@ func TestLongRejectionKeepsStatusValid(t *testing.T) {
 	}
 }
 
+// TestDeleteAndRecreate: `kubectl delete dobj web --wait=false` and an
+// apply of web at once (Argo CD's Replace=true): the children of the
+// deleted object hold the names until the garbage collector removes them,
+// which is waiting, not a conflict; then the new object makes its own.
+func TestDeleteAndRecreate(t *testing.T) {
+	t.Parallel()
+	ns := newNamespace(t)
+	create(t, newDO(ns, "web"))
+	first := waitReady(t, ns, "web")
+	if err := env.client.AppV1().DeployObjects(ns).Delete(ctx, "web", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	second := create(t, newDO(ns, "web"))
+	if second.UID == first.UID {
+		t.Fatal("the DeployObject was not replaced")
+	}
+	waitReady(t, ns, "web")
+	eventually(t, timeout, "the new DeployObject's own children", func() (bool, string, error) {
+		d := getDeployment(t, ns, "web")
+		s := getService(t, ns, "web")
+		return controlledBy(d, second) && controlledBy(s, second), fmt.Sprintf("Deployment owners %v", d.OwnerReferences), nil
+	})
+	events, err := env.kube.CoreV1().Events(ns).List(ctx, metav1.ListOptions{FieldSelector: "reason=" + appv1.ReasonResourceConflict})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range events.Items {
+		t.Errorf("the children of the deleted DeployObject were reported as a conflict: %s", e.Message)
+	}
+}
+
 // TestOrphansAreAdopted: after `kubectl delete --cascade=orphan`, a new
 // DeployObject of the same name adopts the children it left behind.
 func TestOrphansAreAdopted(t *testing.T) {
