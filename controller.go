@@ -78,6 +78,9 @@ type Controller struct {
 	// progress paces the status writes that only report a rollout's
 	// progress.
 	progress *status.ProgressReports
+	// admitted remembers what admission made of Deployment writes it
+	// changed.
+	admitted *children.AdmittedWrites
 
 	// now is the clock for condition transition times; tests replace it.
 	now func() metav1.Time
@@ -144,6 +147,7 @@ func NewController(
 		metrics:       metrics,
 		written:       status.NewWrittenStatuses(deployObjectInformer.Lister()),
 		progress:      status.NewProgressReports(time.Now),
+		admitted:      children.NewAdmittedWrites(),
 		now:           metav1.Now,
 		shutdownGrace: 10 * time.Second,
 		podSecurity:   children.ProfileNone,
@@ -472,6 +476,7 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) erro
 		logger.V(4).Info("DeployObject no longer exists")
 		c.written.Forget(key)
 		c.progress.Forget(key)
+		c.admitted.Forget(key)
 		c.configGrace.Found(key)
 		c.config.Limiter.Finish(key, true)
 		return nil
@@ -711,6 +716,7 @@ func cachedHTTPRoute(routes gatewaylisters.HTTPRouteLister, dobj *appv1.DeployOb
 // cache holds it.
 func (c *Controller) syncDeployment(ctx context.Context, dobj *appv1.DeployObject, cached func(string) (*appsv1.Deployment, error), desired *appsv1.Deployment, hash string, out *status.Outcome, record func(kind, action string, err error) error, recheckOwner func(context.Context) error) error {
 	deployments := c.kubeClient.AppsV1().Deployments(dobj.Namespace)
+	key := cache.MetaObjectToName(dobj)
 	d, action, err := children.Sync(ctx, dobj, desired, children.Ops[*appsv1.Deployment]{
 		Kind:   "Deployment",
 		Cached: cached,
@@ -718,13 +724,16 @@ func (c *Controller) syncDeployment(ctx context.Context, dobj *appv1.DeployObjec
 		Get:    deployments.Get,
 		Patch:  deployments.Patch,
 		InSync: func(live, desired *appsv1.Deployment) bool {
-			return children.DeploymentApplied(live, desired, hash, dobj.Status.DeploymentHash)
+			return children.DeploymentApplied(live, desired, hash, dobj.Status.DeploymentHash) || c.admitted.Admitted(key, hash, live)
 		},
 		Write: func(ctx context.Context, live, desired *appsv1.Deployment) (*appsv1.Deployment, error) {
 			return children.ApplyDeployment(ctx, deployments, live, desired)
 		},
 		RecheckOwner: recheckOwner,
 	})
+	if err == nil && action != "" {
+		c.admitted.Record(key, hash, d, desired)
+	}
 	if out.ConfigRollout {
 		// Rolling out new configuration is told by the Ready condition, as
 		// a spec rollout is: it is no drift, and costs no event.

@@ -34,6 +34,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/diff"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	kubeinformers "k8s.io/client-go/informers"
 	coreinformers "k8s.io/client-go/informers/core/v1"
 	"k8s.io/client-go/kubernetes"
@@ -454,6 +455,135 @@ func TestSyncCorrectsDeploymentDrift(t *testing.T) {
 			}
 			if got := storedDeployment(t, f); !children.DeploymentInSync(got, children.DesiredDeployment(dobj, children.ProfileNone)) {
 				t.Errorf("applied Deployment still drifts:\n%s", diff.Diff(children.DesiredDeployment(dobj, children.ProfileNone), got))
+			}
+		})
+	}
+}
+
+// TestSyncRemembersWhatAdmissionMade: a mutating policy that pins every
+// image to a digest (as Kyverno's verifyImages does) makes the live
+// Deployment differ from the desired one for good; the controller does not
+// apply it again at every sync, until someone else changes it.
+func TestSyncRemembersWhatAdmissionMade(t *testing.T) {
+	f := newFixture(t)
+	f.dobjs = []*appv1.DeployObject{testobjects.NewDeployObject()}
+	_, ctx := ktesting.NewTestContext(t)
+	c := f.newController(ctx)
+	f.kubeClient.PrependReactor("create", "deployments", func(a core.Action) (bool, runtime.Object, error) {
+		d := a.(core.CreateAction).GetObject().(*appsv1.Deployment)
+		d.Spec.Template.Spec.Containers[0].Image += "@sha256:" + strings.Repeat("ab", 32)
+		d.Generation = 1
+		return false, nil, nil
+	})
+	if err := c.syncHandler(ctx, testobjects.TestKey); err != nil {
+		t.Fatalf("sync: %v", err)
+	}
+	stored := func() *appsv1.Deployment {
+		d, err := f.kubeClient.Tracker().Get(appsv1.SchemeGroupVersion.WithResource("deployments"), testobjects.TestKey.Namespace, testobjects.TestKey.Name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d.(*appsv1.Deployment)
+	}
+	mustAdd(t, f.deployIndexer, stored().DeepCopy())
+	f.kubeClient.ClearActions()
+	f.client.ClearActions()
+	if err := c.syncHandler(ctx, testobjects.TestKey); err != nil {
+		t.Fatalf("second sync: %v", err)
+	}
+	// The Service's create is not in the fixture's cache: only the
+	// Deployment's actions count.
+	deploymentActions := func() []core.Action {
+		var out []core.Action
+		for _, a := range writes(f.kubeClient.Actions()) {
+			if a.GetResource().Resource == "deployments" {
+				out = append(out, a)
+			}
+		}
+		return out
+	}
+	for _, a := range deploymentActions() {
+		t.Errorf("the Deployment admission changed was written again: %s", a.GetVerb())
+	}
+	if ev := events(f.recorder); len(ev) != 0 {
+		t.Errorf("events = %q, want none", ev)
+	}
+
+	// Someone else changes the spec (a new generation): in line again.
+	edited := stored().DeepCopy()
+	edited.Spec.Template.Spec.Containers[0].Image = "evil:1"
+	edited.Generation++
+	if err := f.kubeClient.Tracker().Update(appsv1.SchemeGroupVersion.WithResource("deployments"), edited, edited.Namespace); err != nil {
+		t.Fatal(err)
+	}
+	mustAdd(t, f.deployIndexer, edited.DeepCopy())
+	f.kubeClient.ClearActions()
+	if err := c.syncHandler(ctx, testobjects.TestKey); err != nil {
+		t.Fatalf("third sync: %v", err)
+	}
+	// The first apply of a created Deployment moves the create's fields
+	// first (csaupgrade).
+	expectActions(t, deploymentActions(), "get deployments", "patch deployments", "patch deployments")
+}
+
+// TestSyncRepairsKeyedListEdits: a container port added by hand (a JSON
+// patch) stays beside the controller's under server-side apply, and the
+// merge is refused (a port name twice); the controller takes the template
+// back whole and reports drift, not InvalidSpec. Had the template itself
+// been refused, the spec would be at fault.
+func TestSyncRepairsKeyedListEdits(t *testing.T) {
+	for _, tc := range []struct {
+		name           string
+		updateRefused  bool
+		want           []string
+		reason, events string
+	}{
+		// The fake API server keeps the generation: the status stays as it was.
+		{"repaired", false, []string{"get deployments", "patch deployments", "update deployments"}, "", "Normal DriftCorrected"},
+		{"the template itself refused", true, []string{"get deployments", "patch deployments", "update deployments", "patch deployobjects/status"}, appv1.ReasonInvalidSpec, "Warning InvalidSpec"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t)
+			dobj := inSync(testobjects.NewDeployObject())
+			live := testobjects.LiveDeployment(dobj)
+			ports := &live.Spec.Template.Spec.Containers[0].Ports
+			*ports = append(*ports, corev1.ContainerPort{Name: (*ports)[0].Name, ContainerPort: 9999})
+			f.dobjs = []*appv1.DeployObject{dobj}
+			f.deployments = []*appsv1.Deployment{live}
+			f.services = []*corev1.Service{testobjects.LiveService(dobj)}
+			_, ctx := ktesting.NewTestContext(t)
+			c := f.newController(ctx)
+			duplicate := apierrors.NewInvalid(schema.GroupKind{Group: "apps", Kind: "Deployment"}, "web",
+				field.ErrorList{field.Duplicate(field.NewPath("spec", "template", "spec", "containers").Index(0).Child("ports").Index(1).Child("name"), (*ports)[0].Name)})
+			f.kubeClient.PrependReactor("patch", "deployments", func(a core.Action) (bool, runtime.Object, error) {
+				if a.(core.PatchAction).GetPatchType() == types.ApplyPatchType {
+					return true, nil, duplicate
+				}
+				return false, nil, nil
+			})
+			f.kubeClient.PrependReactor("update", "deployments", func(a core.Action) (bool, runtime.Object, error) {
+				sent := a.(core.UpdateAction).GetObject().(*appsv1.Deployment)
+				if n := len(sent.Spec.Template.Spec.Containers[0].Ports); n != 1 {
+					t.Errorf("the update sends %d container ports, want the template's one", n)
+				}
+				if tc.updateRefused {
+					return true, nil, duplicate
+				}
+				return false, nil, nil
+			})
+			err := c.syncHandler(ctx, testobjects.TestKey)
+			if err != nil && !children.IsExpectedRetry(err) {
+				t.Fatalf("sync: %v", err)
+			}
+			actions := writes(f.kubeClient.Actions(), f.client.Actions())
+			expectActions(t, actions, tc.want...)
+			if tc.reason != "" {
+				if ready := readyOf(t, actions[len(actions)-1]); ready.Reason != tc.reason {
+					t.Errorf("Ready = %s %q, want %s", ready.Reason, ready.Message, tc.reason)
+				}
+			}
+			if ev := events(f.recorder); len(ev) != 1 || !strings.HasPrefix(ev[0], tc.events) {
+				t.Errorf("events = %q, want one %s", ev, tc.events)
 			}
 		})
 	}

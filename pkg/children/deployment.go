@@ -4,12 +4,16 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"sync"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/csaupgrade"
 	"k8s.io/utils/ptr"
 
@@ -286,6 +290,7 @@ func readConditions(conds []appsv1.DeploymentCondition) []appsv1.DeploymentCondi
 // uses.
 type deploymentWriter interface {
 	Patch(ctx context.Context, name string, pt types.PatchType, data []byte, opts metav1.PatchOptions, subresources ...string) (*appsv1.Deployment, error)
+	Update(ctx context.Context, d *appsv1.Deployment, opts metav1.UpdateOptions) (*appsv1.Deployment, error)
 }
 
 // ApplyDeployment brings live in line with desired by server-side apply,
@@ -308,5 +313,77 @@ func ApplyDeployment(ctx context.Context, deployments deploymentWriter, live, de
 	if err != nil {
 		return nil, err
 	}
-	return deployments.Patch(ctx, live.Name, types.ApplyPatchType, body, metav1.PatchOptions{FieldManager: FieldManager, Force: ptr.To(true)})
+	applied, err := deployments.Patch(ctx, live.Name, types.ApplyPatchType, body, metav1.PatchOptions{FieldManager: FieldManager, Force: ptr.To(true)})
+	if !apierrors.IsInvalid(err) {
+		return applied, err
+	}
+	// An apply merges keyed lists: items someone else added by hand (a
+	// container port by JSON patch) stay beside the controller's, and the
+	// merge can be invalid (a port name twice) where the desired Deployment
+	// is not. Take the pod template back whole; if that is refused too, the
+	// spec itself is at fault.
+	taken := live.DeepCopy()
+	taken.Spec.Template = desired.Spec.Template
+	taken.Spec.Replicas = desired.Spec.Replicas
+	if taken.Annotations == nil {
+		taken.Annotations = map[string]string{}
+	}
+	maps.Copy(taken.Annotations, desired.Annotations)
+	if taken, err = deployments.Update(ctx, taken, metav1.UpdateOptions{FieldManager: FieldManager}); err != nil {
+		return nil, err
+	}
+	return taken, nil
+}
+
+// AdmittedWrites remembers what admission made of the controller's last
+// write of a Deployment, when that differs from what was written: a
+// mutating webhook or policy that injects a toleration or pins an image to
+// a digest, or an API server that drops a field its feature gates do not
+// serve. Such a Deployment never looks in line with the desired one, and
+// without this every resync would apply it again, to the same result. It
+// stays in line while the desired state keeps its hash and nobody else
+// changes the Deployment's spec (its generation). Entries exist only for
+// such Deployments; a restart costs each one write to learn it again.
+type AdmittedWrites struct {
+	mu sync.Mutex
+	m  map[cache.ObjectName]admittedWrite
+}
+
+type admittedWrite struct {
+	hash       string
+	generation int64
+}
+
+// NewAdmittedWrites remembers nothing yet.
+func NewAdmittedWrites() *AdmittedWrites {
+	return &AdmittedWrites{m: map[cache.ObjectName]admittedWrite{}}
+}
+
+// Record notes the Deployment written from desired, whose hash is hash,
+// as the API server returned it: remembered when admission changed it,
+// forgotten otherwise.
+func (a *AdmittedWrites) Record(key cache.ObjectName, hash string, written, desired *appsv1.Deployment) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if DeploymentInSync(written, desired) {
+		delete(a.m, key)
+		return
+	}
+	a.m[key] = admittedWrite{hash: hash, generation: written.Generation}
+}
+
+// Admitted reports whether live is what admission made of the last write
+// of the desired Deployment whose hash is hash.
+func (a *AdmittedWrites) Admitted(key cache.ObjectName, hash string, live *appsv1.Deployment) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	w, ok := a.m[key]
+	return ok && w.hash == hash && w.generation == live.Generation
+}
+
+// Forget drops key, a DeployObject that no longer exists.
+func (a *AdmittedWrites) Forget(key cache.ObjectName) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	delete(a.m, key)
 }
