@@ -181,6 +181,7 @@ func (g *GatewayRoutes) offer(inf cache.SharedIndexInformer) {
 	g.Lister = gatewaylisters.NewHTTPRouteLister(inf.GetIndexer())
 	g.listedVersion = inf.LastSyncResourceVersion
 	g.lostAt = ""
+	g.decided.Store(true)
 }
 
 // relisted reports whether inf has listed HTTPRoutes since the lister was
