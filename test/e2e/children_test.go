@@ -30,7 +30,7 @@ const childrenResync = 4 * time.Second
 
 // startChildrenController runs a controller of the test's own for ns, with
 // a short resync, in place of the shared one.
-func startChildrenController(t *testing.T, ns string) {
+func startChildrenController(t *testing.T, ns string) *controllerProcess {
 	t.Helper()
 	withoutSharedController(t)
 	p, err := startController("children", "--namespace="+ns, "--resync-period="+childrenResync.String())
@@ -38,6 +38,7 @@ func startChildrenController(t *testing.T, ns string) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = p.stop(syscall.SIGKILL, 5*time.Second) })
+	return p
 }
 
 // waitChildCondition waits until the DeployObject's condition of type condType has
@@ -108,7 +109,7 @@ func expectOnlyRefusedCreates(t *testing.T, ns, resource, name string) {
 // touched.
 func TestDisruptionBudget(t *testing.T) {
 	ns := newNamespace(t)
-	startChildrenController(t, ns)
+	p := startChildrenController(t, ns)
 	pdbs := env.kube.PolicyV1().PodDisruptionBudgets(ns)
 
 	create(t, newDO(ns, "web", func(d *appv1.DeployObject) {
@@ -129,11 +130,7 @@ func TestDisruptionBudget(t *testing.T) {
 		t.Errorf("kubectl describe does not show the budget: %v\n%s", err, out)
 	}
 
-	settled := time.Now()
-	time.Sleep(3 * childrenResync)
-	if w := allWrites(t, ns, settled); len(w) != 0 {
-		t.Errorf("writes in steady state: %v", w)
-	}
+	expectQuiet(t, p, ns, 3*childrenResync, true)
 
 	kubectlPatch(t, ns, "pdb/web", `[{"op":"replace","path":"/spec/minAvailable","value":0}]`)
 	eventually(t, timeout, "the budget's drift corrected", func() (bool, string, error) {
@@ -196,7 +193,7 @@ func TestDisruptionBudget(t *testing.T) {
 // happen here.
 func TestAutoscaling(t *testing.T) {
 	ns := newNamespace(t)
-	startChildrenController(t, ns)
+	p := startChildrenController(t, ns)
 	hpas := env.kube.AutoscalingV2().HorizontalPodAutoscalers(ns)
 
 	start := time.Now()
@@ -234,11 +231,7 @@ func TestAutoscaling(t *testing.T) {
 
 	// Steady state, across resyncs and the autoscaler's evaluations (every
 	// 15 s): nothing written, nothing reverted.
-	settled := time.Now()
-	time.Sleep(20 * time.Second)
-	if w := allWrites(t, ns, settled); len(w) != 0 {
-		t.Errorf("writes in steady state: %v", w)
-	}
+	expectQuiet(t, p, ns, 20*time.Second, true)
 	if got := *getDO(t, ns, "web").Spec.Replicas; got != 2 {
 		t.Errorf("spec.replicas %d after resyncs, want the autoscaler's 2", got)
 	}

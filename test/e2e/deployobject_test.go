@@ -378,6 +378,9 @@ func TestUnownedDeploymentIsLeftAlone(t *testing.T) {
 	if live := getDeployment(t, ns, "web"); live.Generation != foreign.Generation || len(live.OwnerReferences) != 0 {
 		t.Fatalf("the foreign Deployment was modified: generation %d ownerRefs %v", live.Generation, live.OwnerReferences)
 	}
+	// A metadata-only patch would leave the generation alone: the audit
+	// log shows every request.
+	expectOnlyRefusedCreates(t, ns, "deployments", "web")
 
 	// Once it is gone, the DeployObject reconciles normally.
 	if err := env.kube.AppsV1().Deployments(ns).Delete(ctx, "web", metav1.DeleteOptions{}); err != nil {

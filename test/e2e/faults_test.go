@@ -480,6 +480,10 @@ func TestForeignChildrenAreNeverTouched(t *testing.T) {
 	if live := getService(t, ns, "api"); live.ResourceVersion != svc.ResourceVersion {
 		t.Errorf("the foreign Service was modified or replaced: %+v", live.Spec)
 	}
+	// A metadata-only patch (a label, an owner reference) would leave the
+	// generation alone: the audit log shows every request.
+	expectOnlyRefusedCreates(t, ns, "deployments", "web")
+	expectOnlyRefusedCreates(t, ns, "services", "api")
 }
 
 // TestTerminatingNamespaceDoesNotHotLoop keeps a namespace Terminating (a

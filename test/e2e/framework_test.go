@@ -761,3 +761,37 @@ func clusterCAData() ([]byte, error) {
 	}
 	return ca, nil
 }
+
+// expectQuiet watches the controller p over window: it must reconcile (its
+// reconcile counter rises, so a quiet window means the syncs found nothing
+// to do, not that none ran), make no write in ns (audit log), and, with
+// retriesFree, retry nothing (the work queue's retry counter stays).
+func expectQuiet(t *testing.T, p *controllerProcess, ns string, window time.Duration, retriesFree bool) {
+	t.Helper()
+	reconciles, err := p.metric("deployobject_reconcile_total")
+	if err != nil {
+		t.Fatal(err)
+	}
+	retries, err := p.metric("workqueue_retries_total", `name="deployobject"`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	time.Sleep(window)
+	if w := allWrites(t, ns, start); len(w) != 0 {
+		t.Errorf("writes in steady state: %v", w)
+	}
+	after, err := p.metric("deployobject_reconcile_total")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after <= reconciles {
+		t.Errorf("no reconcile in the %s window (%v before, %v after): a window without writes shows nothing", window, reconciles, after)
+	}
+	if !retriesFree {
+		return
+	}
+	if r, err := p.metric("workqueue_retries_total", `name="deployobject"`); err != nil || r > retries {
+		t.Errorf("the work queue retried %v times in the window (err %v), want none: a retry loop", r-retries, err)
+	}
+}

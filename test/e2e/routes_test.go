@@ -10,7 +10,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -45,16 +44,6 @@ func waitRouteConditionGone(t *testing.T, ns, name string) {
 	})
 }
 
-// expectNoRouteWrites fails if the controller wrote anything in ns since
-// settled, routes included.
-func expectNoRouteWrites(t *testing.T, ns string, settled time.Time) {
-	t.Helper()
-	w := allWrites(t, ns, settled)
-	if len(w) != 0 {
-		t.Errorf("writes in steady state: %v", w)
-	}
-}
-
 // TestRoutesIngress: an Ingress is made for a DeployObject whose route
 // sets ingressClassName; a test playing the ingress controller gives it an
 // address, which the Route condition and status.addresses report; steady
@@ -63,7 +52,7 @@ func expectNoRouteWrites(t *testing.T, ns string, settled time.Time) {
 // written; removing the route removes the Ingress.
 func TestRoutesIngress(t *testing.T) {
 	ns := newNamespace(t)
-	startChildrenController(t, ns)
+	p := startChildrenController(t, ns)
 	ingresses := env.kube.NetworkingV1().Ingresses(ns)
 
 	create(t, newDO(ns, "web", func(d *appv1.DeployObject) {
@@ -92,9 +81,7 @@ func TestRoutesIngress(t *testing.T) {
 		t.Errorf("kubectl describe does not show the route: %v\n%s", err, out)
 	}
 
-	settled := time.Now()
-	time.Sleep(3 * childrenResync)
-	expectNoRouteWrites(t, ns, settled)
+	expectQuiet(t, p, ns, 3*childrenResync, true)
 
 	kubectlPatch(t, ns, "ingress/web", `[{"op":"replace","path":"/spec/rules/0/http/paths/0/path","value":"/"}]`)
 	eventually(t, timeout, "the Ingress's drift corrected", func() (bool, string, error) {
@@ -198,7 +185,7 @@ func TestRoutesHTTPRoute(t *testing.T) {
 	routes := gatewayclient.NewForConfigOrDie(env.cfg).GatewayV1().HTTPRoutes(ns)
 	gateway := gatewayclient.NewForConfigOrDie(env.cfg)
 	withoutCRDs := !gatewayAPIServed(t)
-	startChildrenController(t, ns)
+	p := startChildrenController(t, ns)
 
 	create(t, newDO(ns, "web", func(d *appv1.DeployObject) {
 		d.Spec.Route = &appv1.Route{Port: "http", Hostnames: []string{"shop.example.com"}, ParentRefs: []appv1.GatewayRef{{Name: "public", Namespace: ptr.To("infra"), SectionName: ptr.To("http")}}}
@@ -212,10 +199,9 @@ func TestRoutesHTTPRoute(t *testing.T) {
 			d := getDO(t, ns, "web")
 			return d.Status.AvailableReplicas == 2, fmt.Sprintf("%d available", d.Status.AvailableReplicas), nil
 		})
-		// No retry loop: over three resyncs, no further status write.
-		settled := time.Now()
-		time.Sleep(3 * childrenResync)
-		expectNoRouteWrites(t, ns, settled)
+		// No retry loop: over three resyncs, no further status write and
+		// no retry.
+		expectQuiet(t, p, ns, 3*childrenResync, true)
 		installGatewayAPI(t)
 	} else {
 		const reason = "the cluster already serves HTTPRoutes: the path without them is not shown by this run"
@@ -246,9 +232,7 @@ func TestRoutesHTTPRoute(t *testing.T) {
 	t.Logf("Route condition: %s", c.Message)
 	waitAddress(t, ns, "web", appv1.Address{Type: appv1.AddressURL, Value: "http://shop.example.com/"})
 
-	settled := time.Now()
-	time.Sleep(3 * childrenResync)
-	expectNoRouteWrites(t, ns, settled)
+	expectQuiet(t, p, ns, 3*childrenResync, true)
 
 	playGateway(t, gateway, ns, "web", metav1.ConditionFalse, "NotAllowedByListeners", metav1.ConditionTrue, "ResolvedRefs")
 	c = waitChildCondition(t, ns, "web", appv1.ConditionRoute, metav1.ConditionFalse, "NotAllowedByListeners")
