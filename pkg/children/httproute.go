@@ -93,6 +93,7 @@ func DesiredHTTPRoute(dobj *appv1.DeployObject) (*gatewayv1.HTTPRoute, error) {
 		return nil, fmt.Errorf("hashing the desired %s: %w", KindHTTPRoute, err)
 	}
 	route.Annotations = map[string]string{appv1.AnnotationRouteHash: hash}
+	withChildMetadata(&route.ObjectMeta, dobj.Spec.Route.Metadata)
 	return route, nil
 }
 
@@ -101,13 +102,12 @@ func DesiredHTTPRoute(dobj *appv1.DeployObject) (*gatewayv1.HTTPRoute, error) {
 // itself.
 func MergeHTTPRoute(live, desired *gatewayv1.HTTPRoute) (*gatewayv1.HTTPRoute, bool) {
 	if live.Annotations[appv1.AnnotationRouteHash] == desired.Annotations[appv1.AnnotationRouteHash] &&
-		HasLabels(live.Labels, desired.Labels) &&
+		childMetadataInSync(live.ObjectMeta, desired.ObjectMeta) &&
 		Covers(live.Spec, desired.Spec) {
 		return live, false
 	}
 	out := live.DeepCopy()
-	out.Labels = WithLabels(out.Labels, desired.Labels)
-	out.Annotations = WithLabels(out.Annotations, desired.Annotations)
+	mergeChildMetadata(&out.ObjectMeta, live.ObjectMeta, desired.ObjectMeta)
 	out.Spec = *desired.Spec.DeepCopy()
 	return out, true
 }
@@ -116,7 +116,7 @@ func MergeHTTPRoute(live, desired *gatewayv1.HTTPRoute) (*gatewayv1.HTTPRoute, b
 // and of the status, each parent's Accepted and ResolvedRefs conditions,
 // which HTTPRouteCondition reads.
 func SlimHTTPRoute(r *gatewayv1.HTTPRoute) *gatewayv1.HTTPRoute {
-	r.ObjectMeta = slimMetaKeeping(r.ObjectMeta, appv1.AnnotationRouteHash)
+	r.ObjectMeta = slimMetaOwning(r.ObjectMeta, appv1.AnnotationRouteHash)
 	parents := r.Status.Parents
 	for i := range parents {
 		kept := parents[i].Conditions[:0]

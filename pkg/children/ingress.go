@@ -68,20 +68,21 @@ func DesiredIngress(dobj *appv1.DeployObject) *networkingv1.Ingress {
 	if r.TLSSecretName != nil {
 		ing.Spec.TLS = []networkingv1.IngressTLS{{Hosts: append([]string(nil), r.Hostnames...), SecretName: *r.TLSSecretName}}
 	}
+	withChildMetadata(&ing.ObjectMeta, r.Metadata)
 	return ing
 }
 
 // MergeIngress returns live with the owned fields of desired, and whether
 // that changed anything. When nothing changed it returns live itself.
 func MergeIngress(live, desired *networkingv1.Ingress) (*networkingv1.Ingress, bool) {
-	if HasLabels(live.Labels, desired.Labels) &&
+	if childMetadataInSync(live.ObjectMeta, desired.ObjectMeta) &&
 		equality.Semantic.DeepEqual(live.Spec.IngressClassName, desired.Spec.IngressClassName) &&
 		equality.Semantic.DeepEqual(live.Spec.Rules, desired.Spec.Rules) &&
 		equality.Semantic.DeepEqual(live.Spec.TLS, desired.Spec.TLS) {
 		return live, false
 	}
 	out := live.DeepCopy()
-	out.Labels = WithLabels(out.Labels, desired.Labels)
+	mergeChildMetadata(&out.ObjectMeta, live.ObjectMeta, desired.ObjectMeta)
 	out.Spec.IngressClassName = desired.Spec.IngressClassName
 	out.Spec.Rules = desired.Spec.Rules
 	out.Spec.TLS = desired.Spec.TLS
@@ -91,7 +92,7 @@ func MergeIngress(live, desired *networkingv1.Ingress) (*networkingv1.Ingress, b
 // SlimIngress keeps the fields MergeIngress compares and the addresses the
 // ingress controller gave the Ingress; their ports and errors are dropped.
 func SlimIngress(ing *networkingv1.Ingress) *networkingv1.Ingress {
-	ing.ObjectMeta = SlimMeta(ing.ObjectMeta)
+	ing.ObjectMeta = slimMetaOwning(ing.ObjectMeta)
 	ing.Spec = networkingv1.IngressSpec{
 		IngressClassName: ing.Spec.IngressClassName,
 		Rules:            ing.Spec.Rules,

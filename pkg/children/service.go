@@ -35,7 +35,7 @@ func DesiredService(dobj *appv1.DeployObject) *corev1.Service {
 			AppProtocol: copyPtr(p.AppProtocol),
 		})
 	}
-	return &corev1.Service{
+	svc := &corev1.Service{
 		ObjectMeta: childMeta(dobj),
 		Spec: corev1.ServiceSpec{
 			Type:     svcType,
@@ -43,20 +43,22 @@ func DesiredService(dobj *appv1.DeployObject) *corev1.Service {
 			Ports:    ports,
 		},
 	}
+	withChildMetadata(&svc.ObjectMeta, dobj.Spec.ServiceMetadata)
+	return svc
 }
 
 // MergeService returns live with the owned fields of desired applied, and
 // whether that changed anything. When nothing changed it returns live itself.
 func MergeService(live, desired *corev1.Service) (*corev1.Service, bool) {
 	ports := servicePortsFor(live, desired)
-	if HasLabels(live.Labels, desired.Labels) &&
+	if childMetadataInSync(live.ObjectMeta, desired.ObjectMeta) &&
 		live.Spec.Type == desired.Spec.Type &&
 		equality.Semantic.DeepEqual(live.Spec.Selector, desired.Spec.Selector) &&
 		equality.Semantic.DeepEqual(live.Spec.Ports, ports) {
 		return live, false
 	}
 	out := live.DeepCopy()
-	out.Labels = WithLabels(out.Labels, desired.Labels)
+	mergeChildMetadata(&out.ObjectMeta, live.ObjectMeta, desired.ObjectMeta)
 	out.Spec.Type = desired.Spec.Type
 	out.Spec.Selector = desired.Spec.Selector
 	out.Spec.Ports = ports
@@ -111,10 +113,11 @@ func servicePortsFor(live, desired *corev1.Service) []corev1.ServicePort {
 	return ports
 }
 
-// SlimService keeps the fields MergeService compares and the addresses a
+// SlimService keeps the fields MergeService compares (with the annotations
+// the controller owns) and the addresses a
 // load balancer was given.
 func SlimService(s *corev1.Service) *corev1.Service {
-	s.ObjectMeta = SlimMeta(s.ObjectMeta)
+	s.ObjectMeta = slimMetaOwning(s.ObjectMeta)
 	s.Spec = corev1.ServiceSpec{
 		Type:     s.Spec.Type,
 		Selector: s.Spec.Selector,

@@ -205,6 +205,16 @@ func AcceptedTable() []Accepted {
 			}}},
 		)},
 		{"sidecar restartPolicy Always", func(o map[string]any) { item(o, "sidecars", 0)["restartPolicy"] = "Always" }},
+		{"Service and route metadata for cert-manager, external-dns and a load balancer", func(o map[string]any) {
+			spec(o)["serviceMetadata"] = map[string]any{
+				"labels":      map[string]any{"team": "shop", "tier": ""},
+				"annotations": map[string]any{"service.beta.kubernetes.io/aws-load-balancer-scheme": "internal", "example.com/owner": strings.Repeat("o", 4096)},
+			}
+			spec(o)["route"] = map[string]any{"port": "http", "ingressClassName": "nginx", "metadata": map[string]any{
+				"annotations": map[string]any{"cert-manager.io/cluster-issuer": "letsencrypt", "external-dns.alpha.kubernetes.io/hostname": "shop.example.com"},
+				"labels":      map[string]any{strings.Repeat("a", 253) + "/" + strings.Repeat("n", 63): strings.Repeat("v", 63)},
+			}}
+		}},
 		{"sidecar restartPolicyRules", func(o map[string]any) {
 			item(o, "sidecars", 0)["restartPolicyRules"] = []any{map[string]any{"action": "Restart", "exitCodes": map[string]any{"operator": "In", "values": []any{int64(42)}}}}
 		}},
@@ -567,6 +577,36 @@ func InvalidTable() []Invalid {
 		}},
 		{"init container with lifecycle", "spec.initContainers[0]", func(o map[string]any) {
 			item(o, "initContainers", 0)["lifecycle"] = map[string]any{"preStop": map[string]any{"sleep": map[string]any{"seconds": int64(1)}}}
+		}},
+		{"serviceMetadata without ports", "spec.serviceMetadata", func(o map[string]any) {
+			delete(spec(o), "ports")
+			spec(o)["serviceType"] = "ClusterIP"
+			spec(o)["serviceMetadata"] = map[string]any{"labels": map[string]any{"team": "shop"}}
+		}},
+		{"serviceMetadata label key with a space", "spec.serviceMetadata.labels", func(o map[string]any) {
+			spec(o)["serviceMetadata"] = map[string]any{"labels": map[string]any{"my team": "shop"}}
+		}},
+		{"serviceMetadata label key name too long", "spec.serviceMetadata.labels", func(o map[string]any) {
+			spec(o)["serviceMetadata"] = map[string]any{"labels": map[string]any{strings.Repeat("n", 64): "x"}}
+		}},
+		{"serviceMetadata label value not a label value", "spec.serviceMetadata.labels", func(o map[string]any) {
+			spec(o)["serviceMetadata"] = map[string]any{"labels": map[string]any{"team": "shop & co"}}
+		}},
+		{"serviceMetadata label of the controller", "spec.serviceMetadata.labels", func(o map[string]any) {
+			spec(o)["serviceMetadata"] = map[string]any{"labels": map[string]any{"app.kubernetes.io/managed-by": "me"}}
+		}},
+		{"serviceMetadata annotation under the controller's prefix", "spec.serviceMetadata.annotations", func(o map[string]any) {
+			spec(o)["serviceMetadata"] = map[string]any{"annotations": map[string]any{"app.deployobject.dev/owned-metadata": ""}}
+		}},
+		{"serviceMetadata too many annotations", "spec.serviceMetadata.annotations", func(o map[string]any) {
+			a := map[string]any{}
+			for i := range 33 {
+				a[fmt.Sprintf("example.com/a%02d", i)] = "x"
+			}
+			spec(o)["serviceMetadata"] = map[string]any{"annotations": a}
+		}},
+		{"route metadata annotation key with an empty name", "spec.route.metadata.annotations", func(o map[string]any) {
+			spec(o)["route"] = map[string]any{"port": "http", "ingressClassName": "nginx", "metadata": map[string]any{"annotations": map[string]any{"example.com/": "x"}}}
 		}},
 		{"stopSignal", "spec.lifecycle.stopSignal", func(o map[string]any) { specMap(o, "lifecycle")["stopSignal"] = "SIGUSR1" }},
 		{"sidecar stopSignal", "spec.sidecars[0].lifecycle.stopSignal", func(o map[string]any) {

@@ -36,6 +36,8 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &appv1.AddressApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("Autoscaling"):
 		return &appv1.AutoscalingApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("ChildMetadata"):
+		return &appv1.ChildMetadataApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("ContainerSpec"):
 		return &appv1.ContainerSpecApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("DeployObject"):

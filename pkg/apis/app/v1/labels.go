@@ -56,6 +56,13 @@ const (
 	ContainerName = "app"
 )
 
+// AnnotationOwnedMetadata on a Service, Ingress or HTTPRoute records the
+// label and annotation keys the controller set on it from the spec's
+// serviceMetadata or route.metadata ("l:" or "a:" before each key, sorted,
+// comma-separated): a key the spec drops is removed, every other key is
+// someone else's and kept.
+const AnnotationOwnedMetadata = "app.deployobject.dev/owned-metadata"
+
 // AnnotationRouteHash on the HTTPRoute holds the hash of the spec the
 // controller last wrote to it. The Gateway API CRDs fill defaults into an
 // HTTPRoute (parent and backend kinds and groups, weights, match types),

@@ -77,6 +77,13 @@ type Route struct {
 	// +kubebuilder:validation:MaxLength=253
 	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
 	TLSSecretName *string `json:"tlsSecretName,omitempty"`
+
+	// metadata are labels and annotations for the HTTPRoute or the
+	// Ingress, such as cert-manager's cert-manager.io/cluster-issuer or
+	// external-dns's external-dns.alpha.kubernetes.io/hostname; see
+	// ChildMetadata for who owns which key.
+	// +optional
+	Metadata *ChildMetadata `json:"metadata,omitempty"`
 }
 
 // GatewayRef names a Gateway (gateway.networking.k8s.io) the HTTPRoute
@@ -138,4 +145,34 @@ type Address struct {
 	// +listType=atomic
 	// +kubebuilder:validation:MaxItems=16
 	Ports []int32 `json:"ports,omitempty"`
+}
+
+// ChildMetadata are labels and annotations the controller sets on one of
+// its children, for the controllers that read them there: cert-manager and
+// external-dns on an Ingress or HTTPRoute, a cloud provider's load
+// balancer annotations on a Service. The controller owns exactly the keys
+// listed: keys others set on the child are never touched, and a key
+// removed from the list is removed from the child. Keys are label keys (an
+// optional DNS-subdomain prefix of at most 253 characters and "/", then a
+// name of at most 63 letters, digits, '-', '_' and '.'); keys under
+// app.deployobject.dev/ and app.kubernetes.io/managed-by are the
+// controller's own and refused.
+type ChildMetadata struct {
+	// labels are set on the child: at most 16, each value a label value (at
+	// most 63 letters, digits, '-', '_' and '.', starting and ending with a
+	// letter or digit, or empty).
+	// +optional
+	// +kubebuilder:validation:MaxProperties=16
+	// +kubebuilder:validation:XValidation:rule="self.all(k, size(k) <= 317 && k.matches('^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$'))",message="label keys must be an optional DNS-subdomain prefix and '/', then a name of at most 63 letters, digits, '-', '_' and '.', starting and ending with a letter or digit"
+	// +kubebuilder:validation:XValidation:rule="self.all(k, !k.startsWith('app.deployobject.dev/') && k != 'app.kubernetes.io/managed-by')",message="keys under app.deployobject.dev/ and app.kubernetes.io/managed-by are the controller's own"
+	// +kubebuilder:validation:XValidation:rule="self.all(k, size(self[k]) <= 63 && self[k].matches('^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$'))",message="label values must be at most 63 letters, digits, '-', '_' and '.', starting and ending with a letter or digit"
+	Labels map[string]string `json:"labels,omitempty"`
+
+	// annotations are set on the child: at most 32, values of at most 4096
+	// characters.
+	// +optional
+	// +kubebuilder:validation:MaxProperties=32
+	// +kubebuilder:validation:XValidation:rule="self.all(k, size(k) <= 317 && k.matches('^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$'))",message="annotation keys must be an optional DNS-subdomain prefix and '/', then a name of at most 63 letters, digits, '-', '_' and '.', starting and ending with a letter or digit"
+	// +kubebuilder:validation:XValidation:rule="self.all(k, !k.startsWith('app.deployobject.dev/') && k != 'app.kubernetes.io/managed-by')",message="keys under app.deployobject.dev/ and app.kubernetes.io/managed-by are the controller's own"
+	Annotations map[string]string `json:"annotations,omitempty"`
 }

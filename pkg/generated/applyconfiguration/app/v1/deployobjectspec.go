@@ -56,6 +56,10 @@ type DeployObjectSpecApplyConfiguration struct {
 	// serviceType is the type of the Service: ClusterIP (default), NodePort or
 	// LoadBalancer.
 	ServiceType *appv1.ServiceType `json:"serviceType,omitempty"`
+	// serviceMetadata are labels and annotations for the Service, such as a
+	// cloud provider's load balancer annotations; see ChildMetadata for who
+	// owns which key. Without ports there is no Service to carry them.
+	ServiceMetadata *ChildMetadataApplyConfiguration `json:"serviceMetadata,omitempty"`
 	// disruptionBudget, when set, makes the controller keep a
 	// PodDisruptionBudget of the same name for the pods; removing it
 	// removes the PodDisruptionBudget.
@@ -162,6 +166,14 @@ func (b *DeployObjectSpecApplyConfiguration) WithPorts(values ...*PortApplyConfi
 // If called multiple times, the ServiceType field is set to the value of the last call.
 func (b *DeployObjectSpecApplyConfiguration) WithServiceType(value appv1.ServiceType) *DeployObjectSpecApplyConfiguration {
 	b.ServiceType = &value
+	return b
+}
+
+// WithServiceMetadata sets the ServiceMetadata field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the ServiceMetadata field is set to the value of the last call.
+func (b *DeployObjectSpecApplyConfiguration) WithServiceMetadata(value *ChildMetadataApplyConfiguration) *DeployObjectSpecApplyConfiguration {
+	b.ServiceMetadata = value
 	return b
 }
 

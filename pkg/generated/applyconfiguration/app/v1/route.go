@@ -60,6 +60,11 @@ type RouteApplyConfiguration struct {
 	// holds the certificate the Ingress serves for hostnames (HTTPS): a DNS
 	// subdomain of at most 253 characters. Ingress only.
 	TLSSecretName *string `json:"tlsSecretName,omitempty"`
+	// metadata are labels and annotations for the HTTPRoute or the
+	// Ingress, such as cert-manager's cert-manager.io/cluster-issuer or
+	// external-dns's external-dns.alpha.kubernetes.io/hostname; see
+	// ChildMetadata for who owns which key.
+	Metadata *ChildMetadataApplyConfiguration `json:"metadata,omitempty"`
 }
 
 // RouteApplyConfiguration constructs a declarative configuration of the Route type for use with
@@ -120,5 +125,13 @@ func (b *RouteApplyConfiguration) WithIngressClassName(value string) *RouteApply
 // If called multiple times, the TLSSecretName field is set to the value of the last call.
 func (b *RouteApplyConfiguration) WithTLSSecretName(value string) *RouteApplyConfiguration {
 	b.TLSSecretName = &value
+	return b
+}
+
+// WithMetadata sets the Metadata field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Metadata field is set to the value of the last call.
+func (b *RouteApplyConfiguration) WithMetadata(value *ChildMetadataApplyConfiguration) *RouteApplyConfiguration {
+	b.Metadata = value
 	return b
 }
