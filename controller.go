@@ -615,7 +615,7 @@ func (c *Controller) syncChildren(ctx context.Context, dobj *appv1.DeployObject)
 	ns := dobj.Namespace
 	var action string
 	out.Service, action, err = children.SyncOptional(ctx, dobj, children.WantsService(dobj), children.DesiredService(dobj),
-		children.UpdatedOps("Service", c.services.In(ns), c.kubeClient.CoreV1().Services(ns), children.MergeService, recheckOwner))
+		children.ServiceOps(c.services.In(ns), c.kubeClient.CoreV1().Services(ns), recheckOwner))
 	if err := record("Service", action, err); err != nil {
 		return out, actions, err
 	}

@@ -17,9 +17,13 @@ import (
 // it, is kept.
 
 // withChildMetadata adds m's labels and annotations to meta, the desired
-// child's, with the record of their keys.
-func withChildMetadata(meta *metav1.ObjectMeta, m *appv1.ChildMetadata) {
-	if m == nil || len(m.Labels)+len(m.Annotations) == 0 {
+// child's, with the record of their keys and of fields, the spec fields of
+// the child the spec sets (see servicefields.go).
+func withChildMetadata(meta *metav1.ObjectMeta, m *appv1.ChildMetadata, fields ...string) {
+	if m == nil {
+		m = &appv1.ChildMetadata{}
+	}
+	if len(m.Labels)+len(m.Annotations)+len(fields) == 0 {
 		return
 	}
 	for k, v := range m.Labels {
@@ -31,22 +35,36 @@ func withChildMetadata(meta *metav1.ObjectMeta, m *appv1.ChildMetadata) {
 		meta.Annotations = map[string]string{}
 	}
 	maps.Copy(meta.Annotations, m.Annotations)
-	meta.Annotations[appv1.AnnotationOwnedMetadata] = ownedKeys(m)
+	meta.Annotations[appv1.AnnotationOwnedMetadata] = ownedKeys(m, fields)
 }
 
-// ownedKeys is the record of m's keys: "l:" before each label key, "a:"
-// before each annotation key, sorted, comma-separated (keys hold no
-// commas).
-func ownedKeys(m *appv1.ChildMetadata) string {
-	keys := make([]string, 0, len(m.Labels)+len(m.Annotations))
+// ownedKeys is the record of m's keys and of fields: "l:" before each
+// label key, "a:" before each annotation key, "s:" before each spec field,
+// sorted, comma-separated (keys hold no commas).
+func ownedKeys(m *appv1.ChildMetadata, fields []string) string {
+	keys := make([]string, 0, len(m.Labels)+len(m.Annotations)+len(fields))
 	for k := range m.Labels {
 		keys = append(keys, "l:"+k)
 	}
 	for k := range m.Annotations {
 		keys = append(keys, "a:"+k)
 	}
+	for _, f := range fields {
+		keys = append(keys, "s:"+f)
+	}
 	slices.Sort(keys)
 	return strings.Join(keys, ",")
+}
+
+// ownedFields are the spec fields live's record says the controller set.
+func ownedFields(live metav1.Object) map[string]bool {
+	owned := map[string]bool{}
+	for _, k := range strings.Split(live.GetAnnotations()[appv1.AnnotationOwnedMetadata], ",") {
+		if f, ok := strings.CutPrefix(k, "s:"); ok {
+			owned[f] = true
+		}
+	}
+	return owned
 }
 
 // mergeChildMetadata makes out's labels and annotations, a copy of live's,

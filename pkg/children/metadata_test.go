@@ -29,7 +29,9 @@ type metadataKind struct {
 var metadataKinds = []metadataKind{
 	{
 		name: "Service",
-		with: func(d *appv1.DeployObject, m *appv1.ChildMetadata) { d.Spec.ServiceMetadata = m },
+		with: func(d *appv1.DeployObject, m *appv1.ChildMetadata) {
+			d.Spec.Service = &appv1.ServiceSettings{Metadata: m}
+		},
 		desired: func(d *appv1.DeployObject) metav1.Object {
 			return children.DesiredService(d)
 		},
@@ -41,7 +43,10 @@ var metadataKinds = []metadataKind{
 	},
 	{
 		name: "Ingress",
-		with: func(d *appv1.DeployObject, m *appv1.ChildMetadata) { testobjects.WithIngress(d); d.Spec.Route.Metadata = m },
+		with: func(d *appv1.DeployObject, m *appv1.ChildMetadata) {
+			testobjects.WithIngress(d)
+			d.Spec.Route.Metadata = m
+		},
 		desired: func(d *appv1.DeployObject) metav1.Object {
 			return children.DesiredIngress(d)
 		},
@@ -53,7 +58,10 @@ var metadataKinds = []metadataKind{
 	},
 	{
 		name: "HTTPRoute",
-		with: func(d *appv1.DeployObject, m *appv1.ChildMetadata) { testobjects.WithHTTPRoute(d); d.Spec.Route.Metadata = m },
+		with: func(d *appv1.DeployObject, m *appv1.ChildMetadata) {
+			testobjects.WithHTTPRoute(d)
+			d.Spec.Route.Metadata = m
+		},
 		desired: func(d *appv1.DeployObject) metav1.Object {
 			return testobjects.MustDesiredHTTPRoute(d)
 		},

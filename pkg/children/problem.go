@@ -75,11 +75,14 @@ type Problem struct {
 func ProblemOf(err error) *Problem {
 	var conflict *ResourceConflictError
 	var predecessor *PredecessorError
+	var recreation *RecreationError
 	switch {
 	case errors.As(err, &conflict):
 		return &Problem{Reason: appv1.ReasonResourceConflict, Message: conflict.Error(), Retry: true}
 	case errors.As(err, &predecessor):
 		return &Problem{Reason: appv1.ReasonProgressing, Message: predecessor.Error(), Retry: true}
+	case errors.As(err, &recreation):
+		return &Problem{Reason: appv1.ReasonProgressing, Message: recreation.Error(), Retry: true}
 	case IsNamespaceTerminating(err) || isQuotaUnknown(err) || isClusterIPAllocationFailure(err):
 		return nil
 	case isQuotaExceeded(err):

@@ -43,7 +43,9 @@ func DesiredService(dobj *appv1.DeployObject) *corev1.Service {
 			Ports:    ports,
 		},
 	}
-	withChildMetadata(&svc.ObjectMeta, dobj.Spec.ServiceMetadata)
+	if settings := dobj.Spec.Service; settings != nil {
+		withChildMetadata(&svc.ObjectMeta, settings.Metadata, setServiceFields(&svc.Spec, settings)...)
+	}
 	return svc
 }
 
@@ -54,7 +56,8 @@ func MergeService(live, desired *corev1.Service) (*corev1.Service, bool) {
 	if childMetadataInSync(live.ObjectMeta, desired.ObjectMeta) &&
 		live.Spec.Type == desired.Spec.Type &&
 		equality.Semantic.DeepEqual(live.Spec.Selector, desired.Spec.Selector) &&
-		equality.Semantic.DeepEqual(live.Spec.Ports, ports) {
+		equality.Semantic.DeepEqual(live.Spec.Ports, ports) &&
+		serviceFieldsInSync(live, desired) {
 		return live, false
 	}
 	out := live.DeepCopy()
@@ -62,6 +65,7 @@ func MergeService(live, desired *corev1.Service) (*corev1.Service, bool) {
 	out.Spec.Type = desired.Spec.Type
 	out.Spec.Selector = desired.Spec.Selector
 	out.Spec.Ports = ports
+	mergeServiceFields(&out.Spec, live, desired)
 	dropFieldsForbiddenByType(out)
 	return out, true
 }
@@ -119,9 +123,15 @@ func servicePortsFor(live, desired *corev1.Service) []corev1.ServicePort {
 func SlimService(s *corev1.Service) *corev1.Service {
 	s.ObjectMeta = slimMetaOwning(s.ObjectMeta)
 	s.Spec = corev1.ServiceSpec{
-		Type:     s.Spec.Type,
-		Selector: s.Spec.Selector,
-		Ports:    s.Spec.Ports,
+		Type:                     s.Spec.Type,
+		Selector:                 s.Spec.Selector,
+		Ports:                    s.Spec.Ports,
+		ClusterIP:                headlessOnly(s.Spec.ClusterIP),
+		ExternalTrafficPolicy:    s.Spec.ExternalTrafficPolicy,
+		InternalTrafficPolicy:    s.Spec.InternalTrafficPolicy,
+		TrafficDistribution:      s.Spec.TrafficDistribution,
+		LoadBalancerClass:        s.Spec.LoadBalancerClass,
+		LoadBalancerSourceRanges: s.Spec.LoadBalancerSourceRanges,
 	}
 	// Only a load balancer's addresses are read, for status.addresses.
 	lb := s.Status.LoadBalancer.Ingress

@@ -206,14 +206,25 @@ func AcceptedTable() []Accepted {
 		)},
 		{"sidecar restartPolicy Always", func(o map[string]any) { item(o, "sidecars", 0)["restartPolicy"] = "Always" }},
 		{"Service and route metadata for cert-manager, external-dns and a load balancer", func(o map[string]any) {
-			spec(o)["serviceMetadata"] = map[string]any{
+			spec(o)["service"] = map[string]any{"metadata": map[string]any{
 				"labels":      map[string]any{"team": "shop", "tier": ""},
 				"annotations": map[string]any{"service.beta.kubernetes.io/aws-load-balancer-scheme": "internal", "example.com/owner": strings.Repeat("o", 4096)},
-			}
+			}}
 			spec(o)["route"] = map[string]any{"port": "http", "ingressClassName": "nginx", "metadata": map[string]any{
 				"annotations": map[string]any{"cert-manager.io/cluster-issuer": "letsencrypt", "external-dns.alpha.kubernetes.io/hostname": "shop.example.com"},
 				"labels":      map[string]any{strings.Repeat("a", 253) + "/" + strings.Repeat("n", 63): strings.Repeat("v", 63)},
 			}}
+		}},
+		{"a load balancer with its class, source ranges and local traffic", func(o map[string]any) {
+			spec(o)["serviceType"] = "LoadBalancer"
+			spec(o)["service"] = map[string]any{
+				"loadBalancerClass": "service.k8s.aws/nlb", "loadBalancerSourceRanges": []any{"10.0.0.0/8", "2001:db8::/32"},
+				"externalTrafficPolicy": "Local", "internalTrafficPolicy": "Local", "trafficDistribution": "PreferSameZone",
+			}
+		}},
+		{"a headless Service", func(o map[string]any) {
+			spec(o)["serviceType"] = "ClusterIP"
+			spec(o)["service"] = map[string]any{"headless": true}
 		}},
 		{"sidecar restartPolicyRules", func(o map[string]any) {
 			item(o, "sidecars", 0)["restartPolicyRules"] = []any{map[string]any{"action": "Restart", "exitCodes": map[string]any{"operator": "In", "values": []any{int64(42)}}}}
@@ -578,35 +589,63 @@ func InvalidTable() []Invalid {
 		{"init container with lifecycle", "spec.initContainers[0]", func(o map[string]any) {
 			item(o, "initContainers", 0)["lifecycle"] = map[string]any{"preStop": map[string]any{"sleep": map[string]any{"seconds": int64(1)}}}
 		}},
-		{"serviceMetadata without ports", "spec.serviceMetadata", func(o map[string]any) {
+		{"service without ports", "spec.service", func(o map[string]any) {
 			delete(spec(o), "ports")
 			spec(o)["serviceType"] = "ClusterIP"
-			spec(o)["serviceMetadata"] = map[string]any{"labels": map[string]any{"team": "shop"}}
+			spec(o)["service"] = map[string]any{"metadata": map[string]any{"labels": map[string]any{"team": "shop"}}}
 		}},
-		{"serviceMetadata label key with a space", "spec.serviceMetadata.labels", func(o map[string]any) {
-			spec(o)["serviceMetadata"] = map[string]any{"labels": map[string]any{"my team": "shop"}}
+		{"service metadata label key with a space", "spec.service.metadata.labels", func(o map[string]any) {
+			spec(o)["service"] = map[string]any{"metadata": map[string]any{"labels": map[string]any{"my team": "shop"}}}
 		}},
-		{"serviceMetadata label key name too long", "spec.serviceMetadata.labels", func(o map[string]any) {
-			spec(o)["serviceMetadata"] = map[string]any{"labels": map[string]any{strings.Repeat("n", 64): "x"}}
+		{"service metadata label key name too long", "spec.service.metadata.labels", func(o map[string]any) {
+			spec(o)["service"] = map[string]any{"metadata": map[string]any{"labels": map[string]any{strings.Repeat("n", 64): "x"}}}
 		}},
-		{"serviceMetadata label value not a label value", "spec.serviceMetadata.labels", func(o map[string]any) {
-			spec(o)["serviceMetadata"] = map[string]any{"labels": map[string]any{"team": "shop & co"}}
+		{"service metadata label value not a label value", "spec.service.metadata.labels", func(o map[string]any) {
+			spec(o)["service"] = map[string]any{"metadata": map[string]any{"labels": map[string]any{"team": "shop & co"}}}
 		}},
-		{"serviceMetadata label of the controller", "spec.serviceMetadata.labels", func(o map[string]any) {
-			spec(o)["serviceMetadata"] = map[string]any{"labels": map[string]any{"app.kubernetes.io/managed-by": "me"}}
+		{"service metadata label of the controller", "spec.service.metadata.labels", func(o map[string]any) {
+			spec(o)["service"] = map[string]any{"metadata": map[string]any{"labels": map[string]any{"app.kubernetes.io/managed-by": "me"}}}
 		}},
-		{"serviceMetadata annotation under the controller's prefix", "spec.serviceMetadata.annotations", func(o map[string]any) {
-			spec(o)["serviceMetadata"] = map[string]any{"annotations": map[string]any{"app.deployobject.dev/owned-metadata": ""}}
+		{"service metadata annotation under the controller's prefix", "spec.service.metadata.annotations", func(o map[string]any) {
+			spec(o)["service"] = map[string]any{"metadata": map[string]any{"annotations": map[string]any{"app.deployobject.dev/owned-metadata": ""}}}
 		}},
-		{"serviceMetadata too many annotations", "spec.serviceMetadata.annotations", func(o map[string]any) {
+		{"service metadata too many annotations", "spec.service.metadata.annotations", func(o map[string]any) {
 			a := map[string]any{}
 			for i := range 33 {
 				a[fmt.Sprintf("example.com/a%02d", i)] = "x"
 			}
-			spec(o)["serviceMetadata"] = map[string]any{"annotations": a}
+			spec(o)["service"] = map[string]any{"metadata": map[string]any{"annotations": a}}
 		}},
 		{"route metadata annotation key with an empty name", "spec.route.metadata.annotations", func(o map[string]any) {
 			spec(o)["route"] = map[string]any{"port": "http", "ingressClassName": "nginx", "metadata": map[string]any{"annotations": map[string]any{"example.com/": "x"}}}
+		}},
+		{"externalTrafficPolicy on a ClusterIP Service", "spec.service.externalTrafficPolicy", func(o map[string]any) {
+			spec(o)["serviceType"] = "ClusterIP"
+			spec(o)["service"] = map[string]any{"externalTrafficPolicy": "Local"}
+		}},
+		{"externalTrafficPolicy unknown", "spec.service.externalTrafficPolicy", func(o map[string]any) {
+			spec(o)["service"] = map[string]any{"externalTrafficPolicy": "Nearest"}
+		}},
+		{"loadBalancerClass on a NodePort Service", "spec.service", func(o map[string]any) {
+			spec(o)["service"] = map[string]any{"loadBalancerClass": "example.com/lb"}
+		}},
+		{"loadBalancerClass not a qualified name", "spec.service.loadBalancerClass", func(o map[string]any) {
+			spec(o)["serviceType"] = "LoadBalancer"
+			spec(o)["service"] = map[string]any{"loadBalancerClass": "example.com/my lb"}
+		}},
+		{"loadBalancerSourceRanges not a CIDR", "spec.service.loadBalancerSourceRanges[0]", func(o map[string]any) {
+			spec(o)["serviceType"] = "LoadBalancer"
+			spec(o)["service"] = map[string]any{"loadBalancerSourceRanges": []any{"10.0.0.1"}}
+		}},
+		{"headless NodePort Service", "spec.service.headless", func(o map[string]any) {
+			spec(o)["service"] = map[string]any{"headless": true}
+		}},
+		{"headless with internalTrafficPolicy", "spec.service.headless", func(o map[string]any) {
+			spec(o)["serviceType"] = "ClusterIP"
+			spec(o)["service"] = map[string]any{"headless": true, "internalTrafficPolicy": "Local"}
+		}},
+		{"trafficDistribution unknown", "spec.service.trafficDistribution", func(o map[string]any) {
+			spec(o)["service"] = map[string]any{"trafficDistribution": "Random"}
 		}},
 		{"stopSignal", "spec.lifecycle.stopSignal", func(o map[string]any) { specMap(o, "lifecycle")["stopSignal"] = "SIGUSR1" }},
 		{"sidecar stopSignal", "spec.sidecars[0].lifecycle.stopSignal", func(o map[string]any) {

@@ -18,8 +18,8 @@ import (
 // rule's edge to the real API server, with strict field validation so that
 // a field the CRD does not know fails instead of being dropped. What the
 // CRD accepts must make a Deployment the Pod API accepts too, under either
-// pod security profile: else admission passed what the sync can only
-// report as InvalidSpec.
+// pod security profile, and a Service and an Ingress their APIs accept:
+// else admission passed what the sync can only report as InvalidSpec.
 func TestEdgeCasesAreAccepted(t *testing.T) {
 	ns := newNamespace(t)
 	res := env.dynamic.Resource(appv1.SchemeGroupVersion.WithResource("deployobjects")).Namespace(ns)
@@ -42,6 +42,18 @@ func TestEdgeCasesAreAccepted(t *testing.T) {
 				d.Namespace = ns
 				if _, err := env.kube.AppsV1().Deployments(ns).Create(ctx, d, opts); err != nil {
 					t.Errorf("admitted, but its Deployment (profile %s) is refused: %v", profile, err)
+				}
+			}
+			if svc := children.DesiredService(&dobj); svc != nil {
+				svc.Namespace = ns
+				if _, err := env.kube.CoreV1().Services(ns).Create(ctx, svc, opts); err != nil {
+					t.Errorf("admitted, but its Service is refused: %v", err)
+				}
+			}
+			if ing := children.DesiredIngress(&dobj); ing != nil {
+				ing.Namespace = ns
+				if _, err := env.kube.NetworkingV1().Ingresses(ns).Create(ctx, ing, opts); err != nil {
+					t.Errorf("admitted, but its Ingress is refused: %v", err)
 				}
 			}
 		})

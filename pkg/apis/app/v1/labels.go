@@ -58,7 +58,7 @@ const (
 
 // AnnotationOwnedMetadata on a Service, Ingress or HTTPRoute records the
 // label and annotation keys the controller set on it from the spec's
-// serviceMetadata or route.metadata ("l:" or "a:" before each key, sorted,
+// service.metadata or route.metadata ("l:" or "a:" before each key, sorted,
 // comma-separated): a key the spec drops is removed, every other key is
 // someone else's and kept.
 const AnnotationOwnedMetadata = "app.deployobject.dev/owned-metadata"

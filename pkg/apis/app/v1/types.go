@@ -46,7 +46,10 @@ type DeployObject struct {
 // +kubebuilder:validation:XValidation:rule="!has(self.ports) || self.ports.all(p, self.ports.exists_one(q, (has(q.servicePort) ? q.servicePort : q.containerPort) == (has(p.servicePort) ? p.servicePort : p.containerPort) && q.protocol == p.protocol))",message="each servicePort (defaulting to containerPort) must be unique per protocol",fieldPath=".ports"
 // +kubebuilder:validation:XValidation:rule="!has(self.ports) || self.ports.all(p, self.ports.exists_one(q, q.containerPort == p.containerPort && q.protocol == p.protocol))",message="each containerPort must be unique per protocol",fieldPath=".ports"
 // +kubebuilder:validation:XValidation:rule="!has(self.serviceType) || self.serviceType == 'ClusterIP' || (has(self.ports) && size(self.ports) > 0)",message="serviceType other than ClusterIP needs at least one port",fieldPath=".serviceType"
-// +kubebuilder:validation:XValidation:rule="!has(self.serviceMetadata) || (has(self.ports) && size(self.ports) > 0)",message="serviceMetadata needs at least one port: without ports there is no Service",fieldPath=".serviceMetadata"
+// +kubebuilder:validation:XValidation:rule="!has(self.service) || (has(self.ports) && size(self.ports) > 0)",message="service needs at least one port: without ports there is no Service",fieldPath=".service"
+// +kubebuilder:validation:XValidation:rule="!has(self.service) || !has(self.service.externalTrafficPolicy) || (has(self.serviceType) && self.serviceType != 'ClusterIP')",message="externalTrafficPolicy is for serviceType NodePort or LoadBalancer",fieldPath=".service.externalTrafficPolicy"
+// +kubebuilder:validation:XValidation:rule="!has(self.service) || (!has(self.service.loadBalancerClass) && !has(self.service.loadBalancerSourceRanges)) || (has(self.serviceType) && self.serviceType == 'LoadBalancer')",message="loadBalancerClass and loadBalancerSourceRanges are for serviceType LoadBalancer",fieldPath=".service"
+// +kubebuilder:validation:XValidation:rule="!has(self.service) || !has(self.service.headless) || !self.service.headless || !has(self.serviceType) || self.serviceType == 'ClusterIP'",message="headless is for serviceType ClusterIP",fieldPath=".service.headless"
 // +kubebuilder:validation:XValidation:rule="!has(self.livenessProbe) || !has(self.livenessProbe.httpGet) || type(self.livenessProbe.httpGet.port) == int || (has(self.ports) && self.ports.exists(p, p.name == self.livenessProbe.httpGet.port))",message="a probe port must be a number or the name of one of spec.ports",fieldPath=".livenessProbe.httpGet.port"
 // +kubebuilder:validation:XValidation:rule="!has(self.livenessProbe) || !has(self.livenessProbe.tcpSocket) || type(self.livenessProbe.tcpSocket.port) == int || (has(self.ports) && self.ports.exists(p, p.name == self.livenessProbe.tcpSocket.port))",message="a probe port must be a number or the name of one of spec.ports",fieldPath=".livenessProbe.tcpSocket.port"
 // +kubebuilder:validation:XValidation:rule="!has(self.readinessProbe) || !has(self.readinessProbe.httpGet) || type(self.readinessProbe.httpGet.port) == int || (has(self.ports) && self.ports.exists(p, p.name == self.readinessProbe.httpGet.port))",message="a probe port must be a number or the name of one of spec.ports",fieldPath=".readinessProbe.httpGet.port"
@@ -147,11 +150,10 @@ type DeployObjectSpec struct {
 	// +kubebuilder:default=ClusterIP
 	ServiceType ServiceType `json:"serviceType,omitempty"`
 
-	// serviceMetadata are labels and annotations for the Service, such as a
-	// cloud provider's load balancer annotations; see ChildMetadata for who
-	// owns which key. Without ports there is no Service to carry them.
+	// service holds the Service's settings beyond its type and ports.
+	// Without ports there is no Service to carry them.
 	// +optional
-	ServiceMetadata *ChildMetadata `json:"serviceMetadata,omitempty"`
+	Service *ServiceSettings `json:"service,omitempty"`
 
 	// disruptionBudget, when set, makes the controller keep a
 	// PodDisruptionBudget of the same name for the pods; removing it

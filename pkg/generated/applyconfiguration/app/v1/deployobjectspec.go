@@ -56,10 +56,9 @@ type DeployObjectSpecApplyConfiguration struct {
 	// serviceType is the type of the Service: ClusterIP (default), NodePort or
 	// LoadBalancer.
 	ServiceType *appv1.ServiceType `json:"serviceType,omitempty"`
-	// serviceMetadata are labels and annotations for the Service, such as a
-	// cloud provider's load balancer annotations; see ChildMetadata for who
-	// owns which key. Without ports there is no Service to carry them.
-	ServiceMetadata *ChildMetadataApplyConfiguration `json:"serviceMetadata,omitempty"`
+	// service holds the Service's settings beyond its type and ports.
+	// Without ports there is no Service to carry them.
+	Service *ServiceSettingsApplyConfiguration `json:"service,omitempty"`
 	// disruptionBudget, when set, makes the controller keep a
 	// PodDisruptionBudget of the same name for the pods; removing it
 	// removes the PodDisruptionBudget.
@@ -169,11 +168,11 @@ func (b *DeployObjectSpecApplyConfiguration) WithServiceType(value appv1.Service
 	return b
 }
 
-// WithServiceMetadata sets the ServiceMetadata field in the declarative configuration to the given value
+// WithService sets the Service field in the declarative configuration to the given value
 // and returns the receiver, so that objects can be built by chaining "With" function invocations.
-// If called multiple times, the ServiceMetadata field is set to the value of the last call.
-func (b *DeployObjectSpecApplyConfiguration) WithServiceMetadata(value *ChildMetadataApplyConfiguration) *DeployObjectSpecApplyConfiguration {
-	b.ServiceMetadata = value
+// If called multiple times, the Service field is set to the value of the last call.
+func (b *DeployObjectSpecApplyConfiguration) WithService(value *ServiceSettingsApplyConfiguration) *DeployObjectSpecApplyConfiguration {
+	b.Service = value
 	return b
 }
 
