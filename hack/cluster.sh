@@ -32,6 +32,7 @@ readonly KWOK_BINARIES=(kwokctl kwok)
 readonly KWOK_DIR="${KWOK_WORKDIR:-$HOME/.kwok}"
 readonly NODES="${CLUSTER_NODES:-2}"
 readonly NODE_PODS="${CLUSTER_NODE_PODS:-10000}"
+readonly NODE_CPU="${CLUSTER_NODE_CPU:-1000}"
 
 log() { echo "cluster.sh: $*" >&2; }
 die() { log "error: $*"; exit 1; }
@@ -57,6 +58,7 @@ Environment:
   CLUSTER_NAME             default cluster name
   CLUSTER_NODES            number of kwok nodes for 'up' (default 2)
   CLUSTER_NODE_PODS        pods each kwok node accepts (default 10000)
+  CLUSTER_NODE_CPU         CPUs each kwok node offers (default 1000)
   DEPLOYOBJECT_CACHE_DIR   binary cache (default \${XDG_CACHE_HOME:-~/.cache}/deployobject-controller)
   KWOK_WORKDIR             kwokctl state dir (default ~/.kwok); clusters live in \$KWOK_WORKDIR/clusters/NAME
   KWOKCTL_V                kwokctl log level (default WARN; INFO or DEBUG to see every step)
@@ -227,9 +229,10 @@ up() {
 	wait_for 120 "the API server of ${name}" api_ready "${name}"
 	if ! enough_nodes "${name}"; then
 		log "adding ${NODES} kwok nodes"
-		# kwok's default of 110 pods per node would cap benchmarks and
-		# fault tests at a few hundred replicas.
-		kwokctl scale node --name "${name}" --replicas "${NODES}" --param ".allocatable.pods=${NODE_PODS}" >&2
+		# kwok's defaults of 110 pods and 32 CPUs per node would cap
+		# benchmarks and fault tests at a few hundred replicas (the bench's
+		# children step requests 100m for each of its 1000 pods).
+		kwokctl scale node --name "${name}" --replicas "${NODES}" --param ".allocatable.pods=${NODE_PODS}" --param ".allocatable.cpu=${NODE_CPU}" >&2
 	fi
 	wait_for 60 "${NODES} nodes" enough_nodes "${name}"
 	kc "${name}" wait --for=condition=Ready node --all --timeout=120s >/dev/null ||
