@@ -637,7 +637,7 @@ func (c *Controller) syncChildren(ctx context.Context, dobj *appv1.DeployObject)
 	}
 
 	routes := c.gateway.Routes()
-	if kept := keptRoute(dobj, children.KindIngress, c.ingresses.In(ns), func() bool {
+	if kept := keptRoute(dobj, children.WantsHTTPRoute(dobj), children.KindIngress, c.ingresses.In(ns), func() bool {
 		return children.KeepsIngress(dobj, cachedHTTPRoute(routes, dobj))
 	}); kept != "" {
 		out.KeptRoute = kept
@@ -662,7 +662,7 @@ func (c *Controller) syncChildren(ctx context.Context, dobj *appv1.DeployObject)
 		routeUnavailable()
 		return out, actions, nil
 	}
-	if kept := keptRoute(dobj, children.KindHTTPRoute, routes.HTTPRoutes(ns).Get, func() bool {
+	if kept := keptRoute(dobj, children.WantsIngress(dobj), children.KindHTTPRoute, routes.HTTPRoutes(ns).Get, func() bool {
 		return children.KeepsHTTPRoute(dobj, out.Ingress)
 	}); kept != "" {
 		out.KeptRoute = kept
@@ -689,9 +689,13 @@ func (c *Controller) syncChildren(ctx context.Context, dobj *appv1.DeployObject)
 
 // keptRoute names dobj's route of kind, which its spec no longer asks for,
 // when keep says it must stay until the route the spec asks for instead
-// carries traffic (see children.KeepsIngress); "" when there is no such
-// route to keep, or it may go.
-func keptRoute[T metav1.Object](dobj *appv1.DeployObject, kind string, cached func(string) (T, error), keep func() bool) string {
+// (switching: the spec asks for the other kind) carries traffic (see
+// children.KeepsIngress); "" when there is no such route to keep, or it may
+// go.
+func keptRoute[T metav1.Object](dobj *appv1.DeployObject, switching bool, kind string, cached func(string) (T, error), keep func() bool) string {
+	if !switching {
+		return ""
+	}
 	live, err := cached(dobj.Name)
 	if err != nil || !metav1.IsControlledBy(live, dobj) || !keep() {
 		return ""
