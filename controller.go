@@ -594,7 +594,7 @@ func (c *Controller) syncChildren(ctx context.Context, dobj *appv1.DeployObject)
 	if configrollout.Enabled(dobj) {
 		configrollout.WithHash(&desired.Spec.Template, cfg.Hash)
 	}
-	desired, hash, err := children.StampedDeployment(desired, &dobj.Spec)
+	desired, hash, err := children.StampedDeployment(desired)
 	if err != nil {
 		return out, actions, err
 	}
@@ -721,16 +721,25 @@ func cachedHTTPRoute(routes gatewaylisters.HTTPRouteLister, dobj *appv1.DeployOb
 func (c *Controller) syncDeployment(ctx context.Context, dobj *appv1.DeployObject, cached func(string) (*appsv1.Deployment, error), desired *appsv1.Deployment, hash string, out *status.Outcome, record func(kind, action string, err error) error, recheckOwner func(context.Context) error) error {
 	deployments := c.kubeClient.AppsV1().Deployments(dobj.Namespace)
 	key := cache.MetaObjectToName(dobj)
+	stamped := func() error { return children.StampTemplateHashes(desired, &dobj.Spec) }
 	d, action, err := children.Sync(ctx, dobj, desired, children.Ops[*appsv1.Deployment]{
 		Kind:   "Deployment",
 		Cached: cached,
-		Create: deployments.Create,
-		Get:    deployments.Get,
-		Patch:  deployments.Patch,
+		Create: func(ctx context.Context, desired *appsv1.Deployment, opts metav1.CreateOptions) (*appsv1.Deployment, error) {
+			if err := stamped(); err != nil {
+				return nil, err
+			}
+			return deployments.Create(ctx, desired, opts)
+		},
+		Get:   deployments.Get,
+		Patch: deployments.Patch,
 		InSync: func(live, desired *appsv1.Deployment) bool {
 			return children.DeploymentApplied(live, desired, hash, dobj.Status.DeploymentHash) || c.admitted.Admitted(key, hash, live)
 		},
 		Write: func(ctx context.Context, live, desired *appsv1.Deployment) (*appsv1.Deployment, error) {
+			if err := stamped(); err != nil {
+				return nil, err
+			}
 			return children.ApplyDeployment(ctx, deployments, live, desired)
 		},
 		RecheckOwner: recheckOwner,
@@ -793,6 +802,13 @@ func (c *Controller) holdDeployment(ctx context.Context, dobj *appv1.DeployObjec
 		return true, nil
 	}
 	c.configGrace.Found(key)
+	if live == nil || desired.Annotations[appv1.AnnotationDeploymentHash] == dobj.Status.DeploymentHash {
+		// Created, or what was last applied: no rollout to hold.
+		return false, nil
+	}
+	if err := children.StampTemplateHashes(desired, &dobj.Spec); err != nil {
+		return false, err
+	}
 	if !configrollout.Unrequested(dobj, live, desired) {
 		return false, nil
 	}

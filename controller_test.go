@@ -1652,7 +1652,10 @@ func (f *fixture) rolledOutWithConfig(dobj *appv1.DeployObject, configHash strin
 	inSync(dobj)
 	desired := children.DesiredDeployment(dobj, children.ProfileNone)
 	configrollout.WithHash(&desired.Spec.Template, configHash)
-	_, hash, err := children.StampedDeployment(desired, &dobj.Spec)
+	_, hash, err := children.StampedDeployment(desired)
+	if err == nil {
+		err = children.StampTemplateHashes(desired, &dobj.Spec)
+	}
 	if err != nil {
 		f.t.Fatal(err)
 	}

@@ -91,31 +91,39 @@ func deploymentHash(desired *appsv1.Deployment) (string, error) {
 	return hash, nil
 }
 
-// StampedDeployment is desired, built from spec, with its hash: in the
-// annotation the Deployment carries, and returned for the status. It also
-// carries what spec asks of the pod template (appv1.AnnotationPodSpecHash)
-// and the hash of the template itself (appv1.AnnotationTemplateHash), which
-// tell a rollout the spec asked for from one it did not, and both from
-// drift. Annotations are not part of the hash.
-func StampedDeployment(desired *appsv1.Deployment, spec *appv1.DeployObjectSpec) (*appsv1.Deployment, string, error) {
+// StampedDeployment is desired with its hash: in the annotation the
+// Deployment carries, and returned for the status. Annotations are not
+// part of the hash.
+func StampedDeployment(desired *appsv1.Deployment) (*appsv1.Deployment, string, error) {
 	hash, err := deploymentHash(desired)
 	if err != nil {
 		return nil, "", err
 	}
+	desired.Annotations = map[string]string{appv1.AnnotationDeploymentHash: hash}
+	return desired, hash, nil
+}
+
+// StampTemplateHashes adds to desired, built from spec, what spec asks of
+// the pod template (appv1.AnnotationPodSpecHash) and the hash of the
+// template itself (appv1.AnnotationTemplateHash), which tell a rollout the
+// spec asked for from one it did not, and both from drift. They cost two
+// hashes, so they are made only when a write may come or the template may
+// have changed, never in a steady-state sync; once made, again is free.
+func StampTemplateHashes(desired *appsv1.Deployment, spec *appv1.DeployObjectSpec) error {
+	if _, done := desired.Annotations[appv1.AnnotationTemplateHash]; done {
+		return nil
+	}
 	podSpecHash, err := podSpecHash(spec)
 	if err != nil {
-		return nil, "", err
+		return err
 	}
 	templateHash, err := desiredHash(&desired.Spec.Template)
 	if err != nil {
-		return nil, "", fmt.Errorf("hashing the desired pod template: %w", err)
+		return fmt.Errorf("hashing the desired pod template: %w", err)
 	}
-	desired.Annotations = map[string]string{
-		appv1.AnnotationDeploymentHash: hash,
-		appv1.AnnotationPodSpecHash:    podSpecHash,
-		appv1.AnnotationTemplateHash:   templateHash,
-	}
-	return desired, hash, nil
+	desired.Annotations[appv1.AnnotationPodSpecHash] = podSpecHash
+	desired.Annotations[appv1.AnnotationTemplateHash] = templateHash
+	return nil
 }
 
 // podSpecHash identifies what spec asks of the pod template: the spec

@@ -91,7 +91,10 @@ func MustHash(dobj *appv1.DeployObject) string {
 // MustStamp is the Deployment the controller creates or applies for dobj,
 // and its hash.
 func MustStamp(dobj *appv1.DeployObject) (*appsv1.Deployment, string) {
-	d, hash, err := children.StampedDeployment(children.DesiredDeployment(dobj, children.ProfileNone), &dobj.Spec)
+	d, hash, err := children.StampedDeployment(children.DesiredDeployment(dobj, children.ProfileNone))
+	if err == nil {
+		err = children.StampTemplateHashes(d, &dobj.Spec)
+	}
 	if err != nil {
 		panic(err)
 	}
