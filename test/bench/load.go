@@ -83,12 +83,19 @@ func newDeployObject(ns string, i int, replicas int32) *appv1.DeployObject {
 }
 
 // withChildren makes d ask for every optional child: a disruption budget,
-// autoscaling, which needs a CPU request, and a route. The route is an
-// Ingress: the benchmark's cluster has no Gateway API CRDs, and no ingress
-// controller, so the Route condition stays False, which Ready does not
-// wait for.
+// autoscaling, which needs a CPU request, and a route, with labels and
+// annotations on the route and the Service and the Service's traffic
+// options. The route is an Ingress: the benchmark's cluster has no Gateway
+// API CRDs, and no ingress controller, so the Route condition stays False,
+// which Ready does not wait for.
 func withChildren(d *appv1.DeployObject) {
-	d.Spec.Route = &appv1.Route{Port: portName, IngressClassName: ptr.To("bench"), Hostnames: []string{d.Name + ".bench.example"}}
+	d.Spec.Route = &appv1.Route{Port: portName, IngressClassName: ptr.To("bench"), Hostnames: []string{d.Name + ".bench.example"},
+		Metadata: &appv1.ChildMetadata{Annotations: map[string]string{"cert-manager.io/cluster-issuer": "bench", "external-dns.alpha.kubernetes.io/hostname": d.Name + ".bench.example"}}}
+	d.Spec.Service = &appv1.ServiceSettings{
+		Metadata:              &appv1.ChildMetadata{Labels: map[string]string{"team": "bench"}},
+		InternalTrafficPolicy: ptr.To(corev1.ServiceInternalTrafficPolicyLocal),
+		TrafficDistribution:   ptr.To(corev1.ServiceTrafficDistributionPreferClose),
+	}
 	d.Spec.Resources.Requests = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m")}
 	d.Spec.DisruptionBudget = &appv1.DisruptionBudget{MaxUnavailable: ptr.To(intstr.FromInt32(1))}
 	d.Spec.Autoscaling = &appv1.Autoscaling{MinReplicas: d.Spec.Replicas, MaxReplicas: 3, TargetCPUUtilizationPercentage: ptr.To[int32](80)}
