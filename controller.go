@@ -527,20 +527,20 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) erro
 	for _, p := range status.NewProblems(dobj.Status.Conditions, out.Problems) {
 		c.recorder.Event(dobj, corev1.EventTypeWarning, p.Reason, children.BoundMessage(p.Message))
 	}
-	switch wait := c.progress.Wait(key, dobj.Status, newStatus); {
-	case status.Equal(dobj.Status, newStatus):
-	case wait > 0:
-		// Only progress changed, and it was reported moments ago: the
-		// next report carries it, or whatever comes first.
-		c.queue.AddAfter(key, wait)
-	default:
-		written, err := c.client.AppV1().DeployObjects(dobj.Namespace).ApplyStatus(ctx, status.ApplyConfiguration(dobj, newStatus), metav1.ApplyOptions{FieldManager: children.FieldManager, Force: true})
-		if err != nil {
-			return fmt.Errorf("writing status: %w", err)
+	if !status.Equal(dobj.Status, newStatus) {
+		if wait := c.progress.Wait(key, dobj.Status, newStatus); wait > 0 {
+			// Only progress changed, and it was reported moments ago: the
+			// next report carries it, or whatever comes first.
+			c.queue.AddAfter(key, wait)
+		} else {
+			written, err := c.client.AppV1().DeployObjects(dobj.Namespace).ApplyStatus(ctx, status.ApplyConfiguration(dobj, newStatus), metav1.ApplyOptions{FieldManager: children.FieldManager, Force: true})
+			if err != nil {
+				return fmt.Errorf("writing status: %w", err)
+			}
+			c.written.Record(key, basedOn, written)
+			c.progress.Wrote(key, newStatus)
+			logger.V(2).Info("Wrote status", "ready", status.ReadyReason(newStatus))
 		}
-		c.written.Record(key, basedOn, written)
-		c.progress.Wrote(key, newStatus)
-		logger.V(2).Info("Wrote status", "ready", status.ReadyReason(newStatus))
 	}
 
 	// Most blocking problems end without an event the controller sees (a

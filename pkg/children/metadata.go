@@ -18,7 +18,7 @@ import (
 
 // withChildMetadata adds m's labels and annotations to meta, the desired
 // child's, with the record of their keys and of fields, the spec fields of
-// the child the spec sets (see servicefields.go).
+// the child the spec sets (see service.go).
 func withChildMetadata(meta *metav1.ObjectMeta, m *appv1.ChildMetadata, fields ...string) {
 	if m == nil {
 		m = &appv1.ChildMetadata{}

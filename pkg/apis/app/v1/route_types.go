@@ -1,9 +1,5 @@
 package v1
 
-import (
-	corev1 "k8s.io/api/core/v1"
-)
-
 // Route exposes one of spec.ports over HTTP, through an HTTPRoute
 // (gateway.networking.k8s.io/v1) attached to Gateways when parentRefs is
 // set, or through an Ingress (networking.k8s.io/v1) of an ingress class
@@ -149,92 +145,4 @@ type Address struct {
 	// +listType=atomic
 	// +kubebuilder:validation:MaxItems=16
 	Ports []int32 `json:"ports,omitempty"`
-}
-
-// ServiceSettings are the Service's settings beyond spec.serviceType and
-// spec.ports. The fields map one to one to those of the Service's spec.
-// loadBalancerClass and headless cannot change on a live Service: a change
-// recreates it (Ready says so meanwhile), which gives it a new cluster IP
-// or load balancer.
-//
-// +kubebuilder:validation:XValidation:rule="!has(self.headless) || !self.headless || !has(self.internalTrafficPolicy) && !has(self.trafficDistribution)",message="a headless Service has no cluster IP to route: internalTrafficPolicy and trafficDistribution do not apply",fieldPath=".headless"
-type ServiceSettings struct {
-	// metadata are labels and annotations for the Service, such as a cloud
-	// provider's load balancer annotations; see ChildMetadata for who owns
-	// which key.
-	// +optional
-	Metadata *ChildMetadata `json:"metadata,omitempty"`
-
-	// externalTrafficPolicy is Cluster (the default: any node forwards) or
-	// Local (only nodes with a pod, which keeps the client's source IP).
-	// NodePort and LoadBalancer only.
-	// +optional
-	// +kubebuilder:validation:Enum=Cluster;Local
-	ExternalTrafficPolicy *corev1.ServiceExternalTrafficPolicy `json:"externalTrafficPolicy,omitempty"`
-
-	// internalTrafficPolicy is Cluster (the default) or Local (traffic from
-	// a node goes only to pods on that node).
-	// +optional
-	// +kubebuilder:validation:Enum=Cluster;Local
-	InternalTrafficPolicy *corev1.ServiceInternalTrafficPolicy `json:"internalTrafficPolicy,omitempty"`
-
-	// trafficDistribution prefers close endpoints: PreferClose (topology-
-	// aware routing), PreferSameZone or PreferSameNode.
-	// +optional
-	// +kubebuilder:validation:Enum=PreferClose;PreferSameZone;PreferSameNode
-	TrafficDistribution *string `json:"trafficDistribution,omitempty"`
-
-	// loadBalancerClass names the load balancer implementation (a
-	// qualified name such as "service.k8s.aws/nlb"); LoadBalancer only.
-	// Changing it recreates the Service.
-	// +optional
-	// +kubebuilder:validation:MinLength=1
-	// +kubebuilder:validation:MaxLength=317
-	// +kubebuilder:validation:Pattern=`^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$`
-	LoadBalancerClass *string `json:"loadBalancerClass,omitempty"`
-
-	// loadBalancerSourceRanges are the client CIDRs the load balancer
-	// admits, at most 32; LoadBalancer only.
-	// +optional
-	// +listType=set
-	// +kubebuilder:validation:MaxItems=32
-	// +kubebuilder:validation:items:MaxLength=43
-	// +kubebuilder:validation:items:XValidation:rule="isCIDR(self)",message="each source range must be a CIDR such as 10.0.0.0/8"
-	LoadBalancerSourceRanges []string `json:"loadBalancerSourceRanges,omitempty"`
-
-	// headless makes the Service headless (clusterIP None): its DNS name
-	// resolves to the pods' addresses, for peers that find each other.
-	// ClusterIP only. Changing it recreates the Service.
-	// +optional
-	Headless *bool `json:"headless,omitempty"`
-}
-
-// ChildMetadata are labels and annotations the controller sets on one of
-// its children, for the controllers that read them there: cert-manager and
-// external-dns on an Ingress or HTTPRoute, a cloud provider's load
-// balancer annotations on a Service. The controller owns exactly the keys
-// listed: keys others set on the child are never touched, and a key
-// removed from the list is removed from the child. Keys are label keys (an
-// optional DNS-subdomain prefix of at most 253 characters and "/", then a
-// name of at most 63 letters, digits, '-', '_' and '.'); keys under
-// app.deployobject.dev/ and app.kubernetes.io/managed-by are the
-// controller's own and refused.
-type ChildMetadata struct {
-	// labels are set on the child: at most 16, each value a label value (at
-	// most 63 letters, digits, '-', '_' and '.', starting and ending with a
-	// letter or digit, or empty).
-	// +optional
-	// +kubebuilder:validation:MaxProperties=16
-	// +kubebuilder:validation:XValidation:rule="self.all(k, size(k) <= 317 && k.matches('^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$'))",message="label keys must be an optional DNS-subdomain prefix and '/', then a name of at most 63 letters, digits, '-', '_' and '.', starting and ending with a letter or digit"
-	// +kubebuilder:validation:XValidation:rule="self.all(k, !k.startsWith('app.deployobject.dev/') && k != 'app.kubernetes.io/managed-by')",message="keys under app.deployobject.dev/ and app.kubernetes.io/managed-by are the controller's own"
-	// +kubebuilder:validation:XValidation:rule="self.all(k, size(self[k]) <= 63 && self[k].matches('^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$'))",message="label values must be at most 63 letters, digits, '-', '_' and '.', starting and ending with a letter or digit"
-	Labels map[string]string `json:"labels,omitempty"`
-
-	// annotations are set on the child: at most 32, values of at most 4096
-	// characters.
-	// +optional
-	// +kubebuilder:validation:MaxProperties=32
-	// +kubebuilder:validation:XValidation:rule="self.all(k, size(k) <= 317 && k.matches('^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$'))",message="annotation keys must be an optional DNS-subdomain prefix and '/', then a name of at most 63 letters, digits, '-', '_' and '.', starting and ending with a letter or digit"
-	// +kubebuilder:validation:XValidation:rule="self.all(k, !k.startsWith('app.deployobject.dev/') && k != 'app.kubernetes.io/managed-by')",message="keys under app.deployobject.dev/ and app.kubernetes.io/managed-by are the controller's own"
-	Annotations map[string]string `json:"annotations,omitempty"`
 }
