@@ -48,8 +48,8 @@ import (
 const queueName = "deployobject"
 
 // Controller keeps, for every DeployObject, a Deployment, and a Service,
-// PodDisruptionBudget, HorizontalPodAutoscaler and Ingress or HTTPRoute when
-// it asks for them, that match it, and reports their state in the
+// PodDisruptionBudget, HorizontalPodAutoscaler, NetworkPolicy and Ingress or
+// HTTPRoute when it asks for them, that match it, and reports their state in the
 // DeployObject's status.
 type Controller struct {
 	kubeClient kubernetes.Interface
@@ -62,6 +62,7 @@ type Controller struct {
 	pdbs        caches.PackedLister[policyv1.PodDisruptionBudget, *policyv1.PodDisruptionBudget]
 	hpas        caches.PackedLister[autoscalingv2.HorizontalPodAutoscaler, *autoscalingv2.HorizontalPodAutoscaler]
 	ingresses   caches.PackedLister[networkingv1.Ingress, *networkingv1.Ingress]
+	policies    caches.PackedLister[networkingv1.NetworkPolicy, *networkingv1.NetworkPolicy]
 	// gateway holds the HTTPRoute cache once the cluster serves
 	// HTTPRoutes; nil runs without the Gateway API.
 	gateway *caches.GatewayRoutes
@@ -115,6 +116,7 @@ func NewController(
 	pdbInformer policyinformers.PodDisruptionBudgetInformer,
 	hpaInformer autoscalinginformers.HorizontalPodAutoscalerInformer,
 	ingressInformer networkinginformers.IngressInformer,
+	policyInformer networkinginformers.NetworkPolicyInformer,
 	gateway *caches.GatewayRoutes,
 	recorder record.EventRecorder,
 	metrics *metrics.ReconcileMetrics,
@@ -128,6 +130,7 @@ func NewController(
 		pdbs:          caches.NewPackedLister[policyv1.PodDisruptionBudget](pdbInformer.Informer().GetIndexer(), policyv1.Resource("poddisruptionbudgets")),
 		hpas:          caches.NewPackedLister[autoscalingv2.HorizontalPodAutoscaler](hpaInformer.Informer().GetIndexer(), autoscalingv2.Resource("horizontalpodautoscalers")),
 		ingresses:     caches.NewPackedLister[networkingv1.Ingress](ingressInformer.Informer().GetIndexer(), networkingv1.Resource("ingresses")),
+		policies:      caches.NewPackedLister[networkingv1.NetworkPolicy](policyInformer.Informer().GetIndexer(), networkingv1.Resource("networkpolicies")),
 		gateway:       gateway,
 		caches: map[string]cache.InformerSynced{
 			"deployobjects":            deployObjectInformer.Informer().HasSynced,
@@ -136,6 +139,7 @@ func NewController(
 			"poddisruptionbudgets":     pdbInformer.Informer().HasSynced,
 			"horizontalpodautoscalers": hpaInformer.Informer().HasSynced,
 			"ingresses":                ingressInformer.Informer().HasSynced,
+			"networkpolicies":          policyInformer.Informer().HasSynced,
 			"httproutes":               gateway.HasSynced,
 		},
 		cacheSyncTimeout: 2 * time.Minute,
@@ -163,7 +167,7 @@ func NewController(
 		return nil, fmt.Errorf("adding DeployObject event handler: %w", err)
 	}
 	childHandler := c.childEventHandler()
-	for _, inf := range []cache.SharedIndexInformer{deploymentInformer.Informer(), serviceInformer.Informer(), pdbInformer.Informer(), hpaInformer.Informer(), ingressInformer.Informer()} {
+	for _, inf := range []cache.SharedIndexInformer{deploymentInformer.Informer(), serviceInformer.Informer(), pdbInformer.Informer(), hpaInformer.Informer(), ingressInformer.Informer(), policyInformer.Informer()} {
 		if _, err := inf.AddEventHandlerWithOptions(childHandler, cache.HandlerOptions{Logger: &logger}); err != nil {
 			return nil, fmt.Errorf("adding child event handler: %w", err)
 		}
@@ -560,8 +564,8 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) erro
 
 // syncChildren creates, updates or deletes the children of dobj as needed,
 // one kind after the other: the Deployment, and the Service,
-// PodDisruptionBudget, HorizontalPodAutoscaler and Ingress or HTTPRoute
-// when the spec asks for them (pkg/children has a file for each). It
+// PodDisruptionBudget, HorizontalPodAutoscaler, NetworkPolicy and Ingress
+// or HTTPRoute when the spec asks for them (pkg/children has a file for each). It
 // returns the children as they are afterwards, with the problems that kept
 // any of them from being made, and a short description of each write, for
 // the event. A child that is blocked does not keep the others from being
@@ -633,6 +637,12 @@ func (c *Controller) syncChildren(ctx context.Context, dobj *appv1.DeployObject)
 	out.HPA, action, err = children.SyncOptional(ctx, dobj, children.WantsAutoscaling(dobj), desiredAutoscaler,
 		children.UpdatedOps(children.KindHPA, c.hpas.In(ns), c.kubeClient.AutoscalingV2().HorizontalPodAutoscalers(ns), children.MergeHPA, recheckOwner))
 	if err := record(children.KindHPA, action, err); err != nil {
+		return out, actions, err
+	}
+
+	out.NetworkPolicy, action, err = children.SyncOptional(ctx, dobj, children.WantsNetworkPolicy(dobj), children.DesiredNetworkPolicy(dobj),
+		children.UpdatedOps(children.KindNetworkPolicy, c.policies.In(ns), c.kubeClient.NetworkingV1().NetworkPolicies(ns), children.MergeNetworkPolicy, recheckOwner))
+	if err := record(children.KindNetworkPolicy, action, err); err != nil {
 		return out, actions, err
 	}
 

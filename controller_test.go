@@ -25,6 +25,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -82,6 +83,7 @@ type fixture struct {
 	pdbs        []*policyv1.PodDisruptionBudget
 	hpas        []*autoscalingv2.HorizontalPodAutoscaler
 	ingresses   []*networkingv1.Ingress
+	policies    []*networkingv1.NetworkPolicy
 	httpRoutes  []*gatewayv1.HTTPRoute
 	// gatewayAPI: the cluster serves HTTPRoutes, and their cache has
 	// synced.
@@ -151,6 +153,9 @@ func (f *fixture) newController(ctx context.Context) *Controller {
 	for _, i := range f.ingresses {
 		kubeObjs = append(kubeObjs, i)
 	}
+	for _, p := range f.policies {
+		kubeObjs = append(kubeObjs, p)
+	}
 	f.kubeClient = k8sfake.NewClientset(kubeObjs...)
 	var routeObjs []runtime.Object
 	for _, r := range f.httpRoutes {
@@ -176,6 +181,7 @@ func (f *fixture) newController(ctx context.Context) *Controller {
 		kubeFactory.Policy().V1().PodDisruptionBudgets(),
 		kubeFactory.Autoscaling().V2().HorizontalPodAutoscalers(),
 		kubeFactory.Networking().V1().Ingresses(),
+		kubeFactory.Networking().V1().NetworkPolicies(),
 		gateway,
 		f.recorder, nil)
 	if err != nil {
@@ -224,6 +230,9 @@ func (f *fixture) newController(ctx context.Context) *Controller {
 	}
 	for _, i := range f.ingresses {
 		mustAdd(f.t, kubeFactory.Networking().V1().Ingresses().Informer().GetIndexer(), i.DeepCopy())
+	}
+	for _, p := range f.policies {
+		mustAdd(f.t, kubeFactory.Networking().V1().NetworkPolicies().Informer().GetIndexer(), p.DeepCopy())
 	}
 	return c
 }
@@ -2447,6 +2456,85 @@ func TestSyncIngress(t *testing.T) {
 		expectActions(t, actions, "create ingresses", "get ingresses", "patch deployobjects/status")
 		if c := conditionOf(t, actions[2], appv1.ConditionRoute); c == nil || c.Reason != appv1.ReasonResourceConflict {
 			t.Errorf("Route condition = %+v, want ResourceConflict", c)
+		}
+	})
+}
+
+func TestSyncNetworkPolicy(t *testing.T) {
+	t.Run("created, and Ready waits for it", func(t *testing.T) {
+		f := newFixture(t)
+		dobj := testobjects.NewDeployObject(testobjects.WithIngress, testobjects.WithNetworkPolicy)
+		f.dobjs = []*appv1.DeployObject{dobj}
+		err, actions := f.sync()
+		if err != nil {
+			t.Fatalf("sync: %v", err)
+		}
+		expectActions(t, actions, "create deployments", "create services", "create networkpolicies", "create ingresses", "patch deployobjects/status")
+		if got := actions[2].(core.CreateAction).GetObject(); !testobjects.EqualObjects(got, children.DesiredNetworkPolicy(dobj)) {
+			t.Errorf("created NetworkPolicy differs from desired:\n%s", diff.Diff(children.DesiredNetworkPolicy(dobj), got))
+		}
+	})
+	t.Run("steady state writes nothing", func(t *testing.T) {
+		f := newFixture(t)
+		dobj := testobjects.NewDeployObject(testobjects.WithNetworkPolicy)
+		dobj.Spec.NetworkPolicy.RouteFrom = nil
+		f.withLiveChildren(dobj)
+		f.policies = []*networkingv1.NetworkPolicy{testobjects.LiveNetworkPolicy(dobj)}
+		dobj.Status = status.Compute(dobj, status.Outcome{Deployment: testobjects.LiveDeployment(dobj), Service: testobjects.LiveService(dobj), NetworkPolicy: testobjects.LiveNetworkPolicy(dobj), DeploymentHash: testobjects.MustHash(dobj)}, testobjects.Earlier)
+		err, actions := f.sync()
+		if err != nil {
+			t.Fatalf("sync: %v", err)
+		}
+		expectActions(t, actions)
+	})
+	t.Run("drift corrected, others' labels kept", func(t *testing.T) {
+		f := newFixture(t)
+		dobj := testobjects.NewDeployObject(testobjects.WithNetworkPolicy)
+		dobj.Spec.NetworkPolicy.RouteFrom = nil
+		f.withLiveChildren(dobj)
+		drifted := testobjects.LiveNetworkPolicy(dobj)
+		drifted.Spec.Ingress = nil
+		drifted.Labels["audit"] = "done"
+		f.policies = []*networkingv1.NetworkPolicy{drifted}
+		err, actions := f.sync()
+		if err != nil {
+			t.Fatalf("sync: %v", err)
+		}
+		expectActions(t, actions, "get networkpolicies", "update networkpolicies", "patch deployobjects/status")
+		got := actions[1].(core.UpdateAction).GetObject().(*networkingv1.NetworkPolicy)
+		if want := children.DesiredNetworkPolicy(dobj); !equality.Semantic.DeepEqual(got.Spec, want.Spec) || got.UID != "uid-netpol" || got.Labels["audit"] != "done" {
+			t.Errorf("updated NetworkPolicy = %+v (labels %v), want the desired spec back on the same object with the audit label", got.Spec, got.Labels)
+		}
+	})
+	t.Run("removed with the field", func(t *testing.T) {
+		f := newFixture(t)
+		dobj := testobjects.NewDeployObject()
+		f.withLiveChildren(dobj)
+		f.policies = []*networkingv1.NetworkPolicy{testobjects.LiveNetworkPolicy(testobjects.NewDeployObject(testobjects.WithNetworkPolicy))}
+		err, actions := f.sync()
+		if err != nil {
+			t.Fatalf("sync: %v", err)
+		}
+		expectActions(t, actions, "delete networkpolicies")
+		if uid := actions[0].(core.DeleteAction).GetDeleteOptions().Preconditions.UID; uid == nil || *uid != "uid-netpol" {
+			t.Errorf("delete preconditions UID = %v, want uid-netpol", uid)
+		}
+	})
+	t.Run("foreign one left alone", func(t *testing.T) {
+		f := newFixture(t)
+		dobj := testobjects.NewDeployObject(testobjects.WithNetworkPolicy)
+		dobj.Spec.NetworkPolicy.RouteFrom = nil
+		f.withLiveChildren(dobj)
+		foreign := testobjects.LiveNetworkPolicy(dobj)
+		foreign.OwnerReferences, foreign.Labels = nil, map[string]string{"team": "other"}
+		f.unlisted = []runtime.Object{foreign}
+		err, actions := f.sync()
+		if err == nil {
+			t.Fatal("want the conflict retried")
+		}
+		expectActions(t, actions, "create networkpolicies", "get networkpolicies", "patch deployobjects/status")
+		if c := conditionOf(t, actions[2], appv1.ConditionReady); c == nil || c.Reason != appv1.ReasonResourceConflict {
+			t.Errorf("Ready condition = %+v, want ResourceConflict", c)
 		}
 	})
 }

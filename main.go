@@ -1,7 +1,7 @@
 // Command deployobject-controller keeps, for every DeployObject
 // (app.deployobject.dev/v1), a Deployment and, when the DeployObject asks
-// for them, a Service, PodDisruptionBudget, HorizontalPodAutoscaler and
-// Ingress or HTTPRoute in line with it, and reports their state in the
+// for them, a Service, PodDisruptionBudget, HorizontalPodAutoscaler,
+// NetworkPolicy and Ingress or HTTPRoute in line with it, and reports their state in the
 // DeployObject's status.
 //
 // main.go wires the process (flags, clients, informers, leader election,
@@ -132,6 +132,7 @@ func run(ctx context.Context, opts *options.Options) error {
 		childFactory.Policy().V1().PodDisruptionBudgets(),
 		childFactory.Autoscaling().V2().HorizontalPodAutoscalers(),
 		childFactory.Networking().V1().Ingresses(),
+		childFactory.Networking().V1().NetworkPolicies(),
 		&caches.GatewayRoutes{
 			Client:    gatewayClient,
 			Discovery: kubeClient.Discovery(),

@@ -30,7 +30,8 @@ import (
 // NewInformerFactories returns the factories of the controller's informers,
 // which decide what the caches hold: every DeployObject in the watched
 // namespaces, resynced every resync period; only the children (Deployments,
-// Services, PodDisruptionBudgets, HorizontalPodAutoscalers, Ingresses) that carry the
+// Services, PodDisruptionBudgets, HorizontalPodAutoscalers, Ingresses,
+// NetworkPolicies) that carry the
 // controller's managed-by label, never resynced (the handlers drop child
 // resyncs anyway); all trimmed by Transform. A kind no DeployObject
 // asks for costs an empty cache and one watch, nothing per DeployObject.
@@ -41,7 +42,8 @@ import (
 // index it needs, of DeployObjects by the ConfigMaps and Secrets their pods
 // use, is added by trackConfig. The typed
 // accessors (Deployments(), Services(), PodDisruptionBudgets(),
-// HorizontalPodAutoscalers(), Ingresses(), DeployObjects()) return these.
+// HorizontalPodAutoscalers(), Ingresses(), NetworkPolicies(),
+// DeployObjects()) return these.
 //
 // Each informer carries id's name, under which client-go reports its
 // metrics (see NamedInformers).
@@ -76,6 +78,10 @@ func NewInformerFactories(kubeClient kubernetes.Interface, client clientset.Inte
 	childFactory.InformerFor(&networkingv1.Ingress{}, func(c kubernetes.Interface, resync time.Duration) cache.SharedIndexInformer {
 		l := c.NetworkingV1().Ingresses(namespace)
 		return id.informer(c, &networkingv1.Ingress{}, networkingv1.SchemeGroupVersion.WithResource("ingresses"), resync, listWatch(l.List, l.Watch, managedOnly))
+	})
+	childFactory.InformerFor(&networkingv1.NetworkPolicy{}, func(c kubernetes.Interface, resync time.Duration) cache.SharedIndexInformer {
+		l := c.NetworkingV1().NetworkPolicies(namespace)
+		return id.informer(c, &networkingv1.NetworkPolicy{}, networkingv1.SchemeGroupVersion.WithResource("networkpolicies"), resync, listWatch(l.List, l.Watch, managedOnly))
 	})
 	return dobjFactory, childFactory
 }

@@ -31,7 +31,7 @@ import (
 // label (so the children of others are not cached), cache trimmed objects,
 // keep no indexes, and report client-go's informer metrics under their name.
 func TestInformerFactories(t *testing.T) {
-	dobj := testobjects.NewDeployObject(testobjects.WithBudget, testobjects.WithAutoscaling, testobjects.WithIngress)
+	dobj := testobjects.NewDeployObject(testobjects.WithBudget, testobjects.WithAutoscaling, testobjects.WithIngress, testobjects.WithNetworkPolicy)
 	dobj.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "kubectl"}}
 	dep := testobjects.LiveDeployment(dobj)
 	dep.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "kube-controller-manager"}}
@@ -41,12 +41,14 @@ func TestInformerFactories(t *testing.T) {
 	hpa.ManagedFields = dep.ManagedFields
 	ing := testobjects.LiveIngress(dobj)
 	ing.ManagedFields = dep.ManagedFields
+	policy := testobjects.LiveNetworkPolicy(dobj)
+	policy.ManagedFields = dep.ManagedFields
 	route := testobjects.LiveHTTPRoute(testobjects.NewDeployObject(testobjects.WithHTTPRoute))
 	route.ManagedFields = dep.ManagedFields
-	kubeClient := k8sfake.NewClientset(dep, testobjects.LiveService(dobj), pdb, hpa, ing,
+	kubeClient := k8sfake.NewClientset(dep, testobjects.LiveService(dobj), pdb, hpa, ing, policy,
 		&appsv1.Deployment{ObjectMeta: theirs}, &corev1.Service{ObjectMeta: theirs},
 		&policyv1.PodDisruptionBudget{ObjectMeta: theirs}, &autoscalingv2.HorizontalPodAutoscaler{ObjectMeta: theirs},
-		&networkingv1.Ingress{ObjectMeta: theirs})
+		&networkingv1.Ingress{ObjectMeta: theirs}, &networkingv1.NetworkPolicy{ObjectMeta: theirs})
 	client := fake.NewSimpleClientset(dobj)
 	gatewayClient := gatewayfake.NewClientset(route, &gatewayv1.HTTPRoute{ObjectMeta: theirs})
 
@@ -67,6 +69,7 @@ func TestInformerFactories(t *testing.T) {
 		"poddisruptionbudgets":     childFactory.Policy().V1().PodDisruptionBudgets().Informer(),
 		"horizontalpodautoscalers": childFactory.Autoscaling().V2().HorizontalPodAutoscalers().Informer(),
 		"ingresses":                childFactory.Networking().V1().Ingresses().Informer(),
+		"networkpolicies":          childFactory.Networking().V1().NetworkPolicies().Informer(),
 	}
 	// The HTTPRoute informer is started on its own, once the cluster
 	// serves HTTPRoutes.
@@ -133,6 +136,7 @@ func TestInformerFactories(t *testing.T) {
 		{kubeClient.Actions(), "poddisruptionbudgets", managed},
 		{kubeClient.Actions(), "horizontalpodautoscalers", managed},
 		{kubeClient.Actions(), "ingresses", managed},
+		{kubeClient.Actions(), "networkpolicies", managed},
 		{gatewayClient.Actions(), "httproutes", managed},
 		{client.Actions(), "deployobjects", ""},
 	} {

@@ -26,7 +26,7 @@ import (
 // from the cache returns exactly what the kind's trim kept, as a fresh
 // object that the reader may change without changing the cache.
 func TestPackedCacheReadsBackTheTrimmedObject(t *testing.T) {
-	dobj := testobjects.NewDeployObject(testobjects.WithEveryPodField, testobjects.WithBudget, testobjects.WithAutoscaling, testobjects.WithIngress)
+	dobj := testobjects.NewDeployObject(testobjects.WithEveryPodField, testobjects.WithBudget, testobjects.WithAutoscaling, testobjects.WithIngress, testobjects.WithNetworkPolicy)
 	withManagedFields := func(m *metav1.ObjectMeta) {
 		m.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "kube-controller-manager"}}
 		m.Annotations = map[string]string{"kubectl.kubernetes.io/last-applied-configuration": "{}"}
@@ -51,6 +51,7 @@ func TestPackedCacheReadsBackTheTrimmedObject(t *testing.T) {
 	check("PodDisruptionBudget", throughCache(t, testobjects.LivePDB(dobj), policyv1.Resource("poddisruptionbudgets"), NewPackedLister[policyv1.PodDisruptionBudget]), children.SlimPDB(testobjects.LivePDB(dobj)))
 	check("HorizontalPodAutoscaler", throughCache(t, testobjects.LiveHPA(dobj), autoscalingv2.Resource("horizontalpodautoscalers"), NewPackedLister[autoscalingv2.HorizontalPodAutoscaler]), children.SlimHPA(testobjects.LiveHPA(dobj)))
 	check("Ingress", throughCache(t, testobjects.LiveIngress(dobj), networkingv1.Resource("ingresses"), NewPackedLister[networkingv1.Ingress]), children.SlimIngress(testobjects.LiveIngress(dobj)))
+	check("NetworkPolicy", throughCache(t, testobjects.LiveNetworkPolicy(dobj), networkingv1.Resource("networkpolicies"), NewPackedLister[networkingv1.NetworkPolicy]), children.SlimNetworkPolicy(testobjects.LiveNetworkPolicy(dobj)))
 
 	indexer := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{})
 	mustAdd(t, indexer, d.DeepCopy())

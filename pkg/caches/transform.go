@@ -51,6 +51,8 @@ func Transform(obj any) (any, error) {
 		return slimSecret(o)
 	case *networkingv1.Ingress:
 		return pack(children.SlimIngress(o))
+	case *networkingv1.NetworkPolicy:
+		return pack(children.SlimNetworkPolicy(o))
 	case *gatewayv1.HTTPRoute:
 		return children.SlimHTTPRoute(o), nil
 	}

@@ -6,6 +6,8 @@ import (
 	appv1 "deployobject.dev/controller/pkg/apis/app/v1"
 )
 
+// portProtocol is p's protocol, TCP when unset, as the API server defaults
+// it.
 func portProtocol(p appv1.Port) corev1.Protocol {
 	if p.Protocol == "" {
 		return corev1.ProtocolTCP
@@ -13,13 +15,8 @@ func portProtocol(p appv1.Port) corev1.Protocol {
 	return p.Protocol
 }
 
-// The Service: what the controller asks of it, how a live one is brought in
-// line, and what the cache keeps. The controller owns its labels (not
-// others' labels), type, selector and ports; clusterIP, nodePorts and
-// everything else belong to the API server or to someone else and are
-// carried over from the live object on update. Its surface is small and
-// fixed, so it is compared field by field and written with an update.
-
+// ServicePort is the port the Service exposes p on: servicePort, or
+// containerPort when unset.
 func ServicePort(p appv1.Port) int32 {
 	if p.ServicePort != nil {
 		return *p.ServicePort

@@ -14,6 +14,16 @@ import (
 	appv1 "deployobject.dev/controller/pkg/apis/app/v1"
 )
 
+// The Service: what the controller asks of it, how a live one is brought in
+// line, and what the cache keeps. The controller owns its labels (not
+// others' labels), type, selector and ports, the spec.service fields the
+// DeployObject sets (recorded in appv1.AnnotationOwnedMetadata) and the
+// keys of spec.service.metadata; clusterIP, nodePorts and everything else
+// belong to the API server or to someone else and are carried over from
+// the live object on update. Its surface is small and fixed, so it is
+// compared field by field and written with an update; a change the API
+// server refuses in place (loadBalancerClass, headless) recreates it.
+
 // WantsService reports whether dobj asks for a Service: only when it has ports.
 func WantsService(dobj *appv1.DeployObject) bool {
 	return len(dobj.Spec.Ports) > 0

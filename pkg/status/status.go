@@ -30,6 +30,8 @@ type Outcome struct {
 	HPA        *autoscalingv2.HorizontalPodAutoscaler
 	Ingress    *networkingv1.Ingress
 	HTTPRoute  *gatewayv1.HTTPRoute
+	// NetworkPolicy has no status; Ready waits only for it to exist.
+	NetworkPolicy *networkingv1.NetworkPolicy
 	// deploymentHash identifies the desired Deployment when the live one is
 	// in line with it; empty when the Deployment could not be brought in
 	// line, and the status keeps the hash it had.
@@ -206,6 +208,9 @@ func ReadyCondition(dobj *appv1.DeployObject, out Outcome) metav1.Condition {
 	}
 	if children.WantsAutoscaling(dobj) && out.HPA == nil {
 		return notReady(appv1.ReasonProgressing, "%s %s does not exist yet", children.KindHPA, dobj.Name)
+	}
+	if children.WantsNetworkPolicy(dobj) && out.NetworkPolicy == nil {
+		return notReady(appv1.ReasonProgressing, "%s %s does not exist yet", children.KindNetworkPolicy, dobj.Name)
 	}
 	if children.WantsIngress(dobj) && out.Ingress == nil {
 		return notReady(appv1.ReasonProgressing, "%s %s does not exist yet", children.KindIngress, dobj.Name)

@@ -249,6 +249,32 @@ func LiveIngress(dobj *appv1.DeployObject) *networkingv1.Ingress {
 	return i
 }
 
+// WithNetworkPolicy asks for a NetworkPolicy with a peer of every kind,
+// the route's proxies and restricted egress.
+func WithNetworkPolicy(d *appv1.DeployObject) {
+	d.Spec.NetworkPolicy = &appv1.NetworkPolicy{
+		From: []appv1.NetworkPeer{
+			{DeployObject: ptr.To("frontend")},
+			{NamespaceSelector: &appv1.LabelSelector{MatchLabels: map[string]string{"team": "shop"}}, PodSelector: &appv1.LabelSelector{MatchExpressions: []appv1.LabelSelectorRequirement{{Key: "tier", Operator: metav1.LabelSelectorOpIn, Values: []string{"web", "api"}}}}},
+			{IPBlock: &appv1.IPBlock{CIDR: "10.0.0.0/8", Except: []string{"10.1.0.0/16"}}},
+		},
+		RouteFrom: &appv1.NetworkPeer{NamespaceSelector: &appv1.LabelSelector{MatchLabels: map[string]string{"kubernetes.io/metadata.name": "ingress-nginx"}}},
+		Egress:    &appv1.NetworkEgress{To: []appv1.NetworkPeer{{DeployObject: ptr.To("db")}}},
+		Metadata:  &appv1.ChildMetadata{Labels: map[string]string{"policy-tier": "app"}},
+	}
+}
+
+// LiveNetworkPolicy is the NetworkPolicy of dobj as the API server holds
+// it.
+func LiveNetworkPolicy(dobj *appv1.DeployObject) *networkingv1.NetworkPolicy {
+	p := children.DesiredNetworkPolicy(dobj)
+	if p == nil {
+		return nil
+	}
+	p.UID, p.ResourceVersion, p.Generation = "uid-netpol", "70", 1
+	return p
+}
+
 // WithBudget asks for a PodDisruptionBudget keeping one pod available.
 func WithBudget(d *appv1.DeployObject) {
 	d.Spec.DisruptionBudget = &appv1.DisruptionBudget{MinAvailable: ptr.To(intstr.FromInt32(1))}

@@ -222,6 +222,28 @@ func AcceptedTable() []Accepted {
 				"externalTrafficPolicy": "Local", "internalTrafficPolicy": "Local", "trafficDistribution": "PreferSameZone",
 			}
 		}},
+		{"a NetworkPolicy with a peer of every kind, the route's proxies and egress", func(o map[string]any) {
+			spec(o)["route"] = map[string]any{"port": "http", "ingressClassName": "nginx"}
+			spec(o)["networkPolicy"] = map[string]any{
+				"from": []any{
+					map[string]any{"deployObject": "frontend"},
+					map[string]any{"podSelector": map[string]any{}},
+					map[string]any{
+						"namespaceSelector": map[string]any{"matchLabels": map[string]any{"kubernetes.io/metadata.name": "shop", dnsSubdomain(253, 'k') + "/" + strings.Repeat("n", 63): ""}},
+						"podSelector": map[string]any{"matchExpressions": []any{
+							map[string]any{"key": "tier", "operator": "In", "values": []any{"web", strings.Repeat("v", 63)}},
+							map[string]any{"key": "canary", "operator": "DoesNotExist"},
+						}},
+					},
+					map[string]any{"ipBlock": map[string]any{"cidr": "10.0.0.0/8", "except": []any{"10.1.0.0/16", "10.2.3.4/32"}}},
+					map[string]any{"ipBlock": map[string]any{"cidr": "2001:db8::/32"}},
+				},
+				"routeFrom": map[string]any{"namespaceSelector": map[string]any{"matchLabels": map[string]any{"kubernetes.io/metadata.name": "ingress-nginx"}}},
+				"egress":    map[string]any{"to": []any{map[string]any{"deployObject": "db"}, map[string]any{"ipBlock": map[string]any{"cidr": "0.0.0.0/0"}}}},
+				"metadata":  map[string]any{"labels": map[string]any{"policy-tier": "app"}},
+			}
+		}},
+		{"a NetworkPolicy that admits nobody and sends only DNS", setSpec("networkPolicy", map[string]any{"egress": map[string]any{}})},
 		{"a headless Service", func(o map[string]any) {
 			spec(o)["serviceType"] = "ClusterIP"
 			spec(o)["service"] = map[string]any{"headless": true}
@@ -759,6 +781,31 @@ func InvalidTable() []Invalid {
 			"maxReplicas": int64(3), "targetCPUUtilizationPercentage": int64(70),
 			"behavior": map[string]any{"scaleDown": map[string]any{"policies": []any{map[string]any{"type": "Percent", "value": int64(10), "periodSeconds": int64(0)}}}},
 		})},
+		{"networkPolicy peer with no kind", "spec.networkPolicy.from[0]", setPolicyFrom(map[string]any{})},
+		{"networkPolicy peer with two kinds", "spec.networkPolicy.from[0]", setPolicyFrom(map[string]any{"deployObject": "a", "ipBlock": map[string]any{"cidr": "10.0.0.0/8"}})},
+		{"networkPolicy peer deployObject not a DNS-1035 label", "spec.networkPolicy.from[0].deployObject", setPolicyFrom(map[string]any{"deployObject": "1web"})},
+		{"networkPolicy ipBlock cidr not a CIDR", "spec.networkPolicy.from[0].ipBlock.cidr", setPolicyFrom(map[string]any{"ipBlock": map[string]any{"cidr": "10.0.0.0"}})},
+		{"networkPolicy ipBlock cidr with host bits", "spec.networkPolicy.from[0].ipBlock.cidr", setPolicyFrom(map[string]any{"ipBlock": map[string]any{"cidr": "10.0.0.1/8"}})},
+		{"networkPolicy ipBlock except outside cidr", "spec.networkPolicy.from[0].ipBlock.except", setPolicyFrom(map[string]any{"ipBlock": map[string]any{"cidr": "10.0.0.0/16", "except": []any{"10.1.0.0/24"}}})},
+		{"networkPolicy ipBlock except equal to cidr", "spec.networkPolicy.from[0].ipBlock.except", setPolicyFrom(map[string]any{"ipBlock": map[string]any{"cidr": "10.0.0.0/16", "except": []any{"10.0.0.0/16"}}})},
+		{"networkPolicy selector label key with a space", "spec.networkPolicy.from[0].podSelector.matchLabels", setPolicyFrom(map[string]any{"podSelector": map[string]any{"matchLabels": map[string]any{"a b": "x"}}})},
+		{"networkPolicy selector label value too long", "spec.networkPolicy.from[0].namespaceSelector.matchLabels", setPolicyFrom(map[string]any{"namespaceSelector": map[string]any{"matchLabels": map[string]any{"team": strings.Repeat("v", 64)}}})},
+		{"networkPolicy selector too many labels", "spec.networkPolicy.from[0].podSelector.matchLabels", setPolicyFrom(map[string]any{"podSelector": map[string]any{"matchLabels": func() map[string]any {
+			m := map[string]any{}
+			for i := range 17 {
+				m[fmt.Sprintf("k%d", i)] = "v"
+			}
+			return m
+		}()}})},
+		{"networkPolicy selector operator unknown", "spec.networkPolicy.from[0].podSelector.matchExpressions[0].operator", setPolicyFrom(map[string]any{"podSelector": map[string]any{"matchExpressions": []any{map[string]any{"key": "tier", "operator": "Gt", "values": []any{"1"}}}}})},
+		{"networkPolicy selector In without values", "spec.networkPolicy.from[0].podSelector.matchExpressions[0].values", setPolicyFrom(map[string]any{"podSelector": map[string]any{"matchExpressions": []any{map[string]any{"key": "tier", "operator": "In"}}}})},
+		{"networkPolicy selector Exists with values", "spec.networkPolicy.from[0].podSelector.matchExpressions[0].values", setPolicyFrom(map[string]any{"podSelector": map[string]any{"matchExpressions": []any{map[string]any{"key": "tier", "operator": "Exists", "values": []any{"web"}}}}})},
+		{"networkPolicy selector value not a label value", "spec.networkPolicy.from[0].podSelector.matchExpressions[0].values[0]", setPolicyFrom(map[string]any{"podSelector": map[string]any{"matchExpressions": []any{map[string]any{"key": "tier", "operator": "In", "values": []any{"-web"}}}}})},
+		{"networkPolicy selector key with an empty name", "spec.networkPolicy.from[0].podSelector.matchExpressions[0].key", setPolicyFrom(map[string]any{"podSelector": map[string]any{"matchExpressions": []any{map[string]any{"key": "example.com/", "operator": "Exists"}}}})},
+		{"networkPolicy from too many peers", "spec.networkPolicy.from", setSpec("networkPolicy", map[string]any{"from": repeat(17, func(i int) any { return map[string]any{"deployObject": fmt.Sprintf("d%d", i)} })})},
+		{"networkPolicy egress to too many peers", "spec.networkPolicy.egress.to", setSpec("networkPolicy", map[string]any{"egress": map[string]any{"to": repeat(17, func(i int) any { return map[string]any{"deployObject": fmt.Sprintf("d%d", i)} })}})},
+		{"networkPolicy routeFrom without a route", "spec.networkPolicy.routeFrom", setSpec("networkPolicy", map[string]any{"routeFrom": map[string]any{"podSelector": map[string]any{}}})},
+		{"networkPolicy metadata label of the controller", "spec.networkPolicy.metadata.labels", setSpec("networkPolicy", map[string]any{"metadata": map[string]any{"labels": map[string]any{"app.deployobject.dev/name": "x"}}})},
 		{"route with both parentRefs and ingressClassName", "spec.route", setRoute(map[string]any{"parentRefs": []any{map[string]any{"name": "gw"}}})},
 		{"route with neither parentRefs nor ingressClassName", "spec.route", setSpec("route", map[string]any{"port": "http"})},
 		{"route port missing", "spec.route.port", setSpec("route", map[string]any{"ingressClassName": "nginx"})},
@@ -802,6 +849,11 @@ func InvalidTable() []Invalid {
 		{"route two parentRefs to one Gateway without sectionName", "spec.route.parentRefs", gatewayRoute(map[string]any{"name": "gw"}, map[string]any{"name": "gw", "sectionName": "https"})},
 		{"route parentRefs too many", "spec.route.parentRefs", gatewayRoute(repeat(9, func(i int) any { return map[string]any{"name": fmt.Sprintf("gw%d", i)} })...)},
 	}
+}
+
+// setPolicyFrom sets spec.networkPolicy to one that admits peer.
+func setPolicyFrom(peer map[string]any) func(map[string]any) {
+	return setSpec("networkPolicy", map[string]any{"from": []any{peer}})
 }
 
 // setRoute sets spec.route to an Ingress route to port "http" with the

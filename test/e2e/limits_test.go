@@ -56,6 +56,12 @@ func TestEdgeCasesAreAccepted(t *testing.T) {
 					t.Errorf("admitted, but its Ingress is refused: %v", err)
 				}
 			}
+			if policy := children.DesiredNetworkPolicy(&dobj); policy != nil {
+				policy.Namespace = ns
+				if _, err := env.kube.NetworkingV1().NetworkPolicies(ns).Create(ctx, policy, opts); err != nil {
+					t.Errorf("admitted, but its NetworkPolicy is refused: %v", err)
+				}
+			}
 		})
 	}
 }

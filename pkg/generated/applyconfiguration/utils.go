@@ -50,6 +50,18 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &appv1.DisruptionBudgetApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("GatewayRef"):
 		return &appv1.GatewayRefApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("IPBlock"):
+		return &appv1.IPBlockApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("LabelSelector"):
+		return &appv1.LabelSelectorApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("LabelSelectorRequirement"):
+		return &appv1.LabelSelectorRequirementApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("NetworkEgress"):
+		return &appv1.NetworkEgressApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("NetworkPeer"):
+		return &appv1.NetworkPeerApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("NetworkPolicy"):
+		return &appv1.NetworkPolicyApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("PodMetadata"):
 		return &appv1.PodMetadataApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("PodSpec"):

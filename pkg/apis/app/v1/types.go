@@ -8,7 +8,8 @@ import (
 // DeployObject declares one application: the controller keeps a Deployment
 // of the same name matching it and, when the spec asks for them, a Service
 // (ports), a PodDisruptionBudget (disruptionBudget), a
-// HorizontalPodAutoscaler (autoscaling) and an Ingress or HTTPRoute (route).
+// HorizontalPodAutoscaler (autoscaling), an Ingress or HTTPRoute (route)
+// and a NetworkPolicy (networkPolicy).
 //
 // +genclient
 // +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
@@ -68,6 +69,7 @@ type DeployObject struct {
 // +kubebuilder:validation:XValidation:rule="!has(self.autoscaling) || !has(self.autoscaling.targetCPUUtilizationPercentage) || (has(self.resources) && ((has(self.resources.requests) && 'cpu' in self.resources.requests) || (has(self.resources.limits) && 'cpu' in self.resources.limits)))",message="autoscaling.targetCPUUtilizationPercentage needs resources.requests.cpu (or a cpu limit, which the request defaults to): utilization is measured against the request",fieldPath=".autoscaling.targetCPUUtilizationPercentage"
 // +kubebuilder:validation:XValidation:rule="!has(self.autoscaling) || !has(self.autoscaling.targetMemoryUtilizationPercentage) || (has(self.resources) && ((has(self.resources.requests) && 'memory' in self.resources.requests) || (has(self.resources.limits) && 'memory' in self.resources.limits)))",message="autoscaling.targetMemoryUtilizationPercentage needs resources.requests.memory (or a memory limit, which the request defaults to): utilization is measured against the request",fieldPath=".autoscaling.targetMemoryUtilizationPercentage"
 // +kubebuilder:validation:XValidation:rule="!has(self.route) || (has(self.ports) && self.ports.exists(p, p.name == self.route.port && (!has(p.protocol) || p.protocol == 'TCP')))",message="route.port must name one of spec.ports whose protocol is TCP",fieldPath=".route.port"
+// +kubebuilder:validation:XValidation:rule="!has(self.networkPolicy) || !has(self.networkPolicy.routeFrom) || has(self.route)",message="networkPolicy.routeFrom admits the route's proxies to the route's port: it needs route",fieldPath=".networkPolicy.routeFrom"
 type DeployObjectSpec struct {
 	// image is the container image to run, for example "nginx:1.27": a
 	// reference in the grammar of github.com/distribution/reference,
@@ -186,6 +188,13 @@ type DeployObjectSpec struct {
 	// requests to one of ports; removing it removes the route.
 	// +optional
 	Route *Route `json:"route,omitempty"`
+
+	// networkPolicy, when set, makes the controller keep a NetworkPolicy of
+	// the same name that admits traffic to the pods only from the peers it
+	// lists, and optionally restricts the traffic they send; removing it
+	// removes the NetworkPolicy.
+	// +optional
+	NetworkPolicy *NetworkPolicy `json:"networkPolicy,omitempty"`
 
 	ContainerSpec `json:",inline"`
 	PodSpec       `json:",inline"`

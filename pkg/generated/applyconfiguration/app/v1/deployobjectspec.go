@@ -81,7 +81,12 @@ type DeployObjectSpecApplyConfiguration struct {
 	// route, when set, makes the controller keep an HTTPRoute (parentRefs)
 	// or an Ingress (ingressClassName) of the same name that sends HTTP
 	// requests to one of ports; removing it removes the route.
-	Route                           *RouteApplyConfiguration `json:"route,omitempty"`
+	Route *RouteApplyConfiguration `json:"route,omitempty"`
+	// networkPolicy, when set, makes the controller keep a NetworkPolicy of
+	// the same name that admits traffic to the pods only from the peers it
+	// lists, and optionally restricts the traffic they send; removing it
+	// removes the NetworkPolicy.
+	NetworkPolicy                   *NetworkPolicyApplyConfiguration `json:"networkPolicy,omitempty"`
 	ContainerSpecApplyConfiguration `json:",inline"`
 	PodSpecApplyConfiguration       `json:",inline"`
 	RolloutSpecApplyConfiguration   `json:",inline"`
@@ -205,6 +210,14 @@ func (b *DeployObjectSpecApplyConfiguration) WithConfigRollout(value appv1.Confi
 // If called multiple times, the Route field is set to the value of the last call.
 func (b *DeployObjectSpecApplyConfiguration) WithRoute(value *RouteApplyConfiguration) *DeployObjectSpecApplyConfiguration {
 	b.Route = value
+	return b
+}
+
+// WithNetworkPolicy sets the NetworkPolicy field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the NetworkPolicy field is set to the value of the last call.
+func (b *DeployObjectSpecApplyConfiguration) WithNetworkPolicy(value *NetworkPolicyApplyConfiguration) *DeployObjectSpecApplyConfiguration {
+	b.NetworkPolicy = value
 	return b
 }
 
