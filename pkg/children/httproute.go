@@ -39,19 +39,14 @@ func WantsHTTPRoute(dobj *appv1.DeployObject) bool {
 }
 
 // DesiredHTTPRoute is the HTTPRoute dobj asks for, stamped with the hash of
-// its spec; nil when dobj asks for none. It sends path and below, for every
-// hostname, to the Service's route port, which a backend names by number.
+// its spec; nil when dobj asks for none. It has a rule per route rule,
+// for every hostname, sending to the Service's port, which a backend names
+// by number.
 func DesiredHTTPRoute(dobj *appv1.DeployObject) (*gatewayv1.HTTPRoute, error) {
 	if !WantsHTTPRoute(dobj) {
 		return nil, nil
 	}
 	r := dobj.Spec.Route
-	var port gatewayv1.PortNumber
-	for _, p := range dobj.Spec.Ports {
-		if p.Name == r.Port {
-			port = ServicePort(p)
-		}
-	}
 	parents := make([]gatewayv1.ParentReference, len(r.ParentRefs))
 	for i, p := range r.ParentRefs {
 		parents[i] = gatewayv1.ParentReference{
@@ -71,22 +66,38 @@ func DesiredHTTPRoute(dobj *appv1.DeployObject) (*gatewayv1.HTTPRoute, error) {
 		Spec: gatewayv1.HTTPRouteSpec{
 			CommonRouteSpec: gatewayv1.CommonRouteSpec{ParentRefs: parents},
 			Hostnames:       hostnames,
-			Rules: []gatewayv1.HTTPRouteRule{{
-				Matches: []gatewayv1.HTTPRouteMatch{{Path: &gatewayv1.HTTPPathMatch{
-					Type:  ptr.To(gatewayv1.PathMatchPathPrefix),
-					Value: ptr.To(RoutePath(r)),
-				}}},
-				BackendRefs: []gatewayv1.HTTPBackendRef{{BackendRef: gatewayv1.BackendRef{
-					BackendObjectReference: gatewayv1.BackendObjectReference{
-						Group: ptr.To(gatewayv1.Group("")),
-						Kind:  ptr.To(gatewayv1.Kind("Service")),
-						Name:  gatewayv1.ObjectName(dobj.Name),
-						Port:  &port,
-					},
-					Weight: ptr.To[int32](1),
-				}}},
-			}},
 		},
+	}
+	for _, rule := range RouteRules(r) {
+		var port gatewayv1.PortNumber
+		for _, p := range dobj.Spec.Ports {
+			if p.Name == rule.Port {
+				port = ServicePort(p)
+			}
+		}
+		match := gatewayv1.PathMatchPathPrefix
+		if rule.PathType == appv1.PathExact {
+			match = gatewayv1.PathMatchExact
+		}
+		out := gatewayv1.HTTPRouteRule{
+			Matches: []gatewayv1.HTTPRouteMatch{{Path: &gatewayv1.HTTPPathMatch{
+				Type:  ptr.To(match),
+				Value: ptr.To(string(rule.Path)),
+			}}},
+			BackendRefs: []gatewayv1.HTTPBackendRef{{BackendRef: gatewayv1.BackendRef{
+				BackendObjectReference: gatewayv1.BackendObjectReference{
+					Group: ptr.To(gatewayv1.Group("")),
+					Kind:  ptr.To(gatewayv1.Kind("Service")),
+					Name:  gatewayv1.ObjectName(dobj.Name),
+					Port:  &port,
+				},
+				Weight: ptr.To[int32](1),
+			}}},
+		}
+		if rule.Timeout != nil {
+			out.Timeouts = &gatewayv1.HTTPRouteTimeouts{Request: ptr.To(gatewayv1.Duration(*rule.Timeout))}
+		}
+		route.Spec.Rules = append(route.Spec.Rules, out)
 	}
 	hash, err := desiredHash(&route.Spec)
 	if err != nil {

@@ -35,6 +35,41 @@ func TestDesiredHTTPRoute(t *testing.T) {
 	}
 }
 
+// TestDesiredHTTPRouteRules: a rule of the HTTPRoute per route rule, each
+// with its match type, its port's number and its timeout.
+func TestDesiredHTTPRouteRules(t *testing.T) {
+	dobj := testobjects.NewDeployObject(testobjects.WithHTTPRoute, func(d *appv1.DeployObject) {
+		d.Spec.Ports = append(d.Spec.Ports, appv1.Port{Name: "admin", ContainerPort: 9000})
+		d.Spec.Route.Port, d.Spec.Route.Rules = "", []appv1.RouteRule{
+			{Path: "/healthz", PathType: appv1.PathExact, Port: "admin"},
+			{Path: "/", PathType: appv1.PathPrefix, Port: "http", Timeout: ptr.To("1m30s")},
+		}
+	})
+	r := testobjects.MustDesiredHTTPRoute(dobj)
+	if len(r.Spec.Rules) != 2 {
+		t.Fatalf("rules = %+v, want 2", r.Spec.Rules)
+	}
+	first, second := r.Spec.Rules[0], r.Spec.Rules[1]
+	if m := first.Matches[0].Path; *m.Type != gatewayv1.PathMatchExact || *m.Value != "/healthz" || *first.BackendRefs[0].Port != 9000 || first.Timeouts != nil {
+		t.Errorf("first rule = %+v, want /healthz exactly to port 9000 without a timeout", first)
+	}
+	if m := second.Matches[0].Path; *m.Type != gatewayv1.PathMatchPathPrefix || *m.Value != "/" || *second.BackendRefs[0].Port != 80 || second.Timeouts == nil || *second.Timeouts.Request != "1m30s" {
+		t.Errorf("second rule = %+v, want the prefix / to port 80 with a request timeout of 1m30s", second)
+	}
+	single := testobjects.MustDesiredHTTPRoute(testobjects.NewDeployObject(testobjects.WithHTTPRoute))
+	// The hash the controller stamped before route rules existed: a route
+	// in the short form is in line after an upgrade, with no write.
+	if got := single.Annotations[appv1.AnnotationRouteHash]; got != "7ef73a27a49ce6e3" {
+		t.Errorf("the short form's HTTPRoute hash is %s, was 7ef73a27a49ce6e3 before route rules: every HTTPRoute would be written on upgrade", got)
+	}
+	asRules := testobjects.MustDesiredHTTPRoute(testobjects.NewDeployObject(testobjects.WithHTTPRoute, func(d *appv1.DeployObject) {
+		d.Spec.Route.Port, d.Spec.Route.Rules = "", []appv1.RouteRule{{Path: "/", PathType: appv1.PathPrefix, Port: "http"}}
+	}))
+	if single.Annotations[appv1.AnnotationRouteHash] != asRules.Annotations[appv1.AnnotationRouteHash] {
+		t.Error("port and the one rule it stands for make different HTTPRoutes")
+	}
+}
+
 func TestMergeHTTPRoute(t *testing.T) {
 	for _, tc := range []struct {
 		name    string

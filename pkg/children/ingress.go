@@ -32,22 +32,28 @@ func WantsIngress(dobj *appv1.DeployObject) bool {
 
 // DesiredIngress is the Ingress dobj asks for; nil when it asks for none.
 // It has one rule per hostname (one without a host when there are none),
-// each sending path and below to the Service's route port by name, so that
-// a change of the port's number needs no change of the Ingress.
+// each with a path per route rule, sending to the Service's port by name,
+// so that a change of the port's number needs no change of the Ingress.
 func DesiredIngress(dobj *appv1.DeployObject) *networkingv1.Ingress {
 	if !WantsIngress(dobj) {
 		return nil
 	}
 	r := dobj.Spec.Route
-	prefix := networkingv1.PathTypePrefix
-	http := &networkingv1.HTTPIngressRuleValue{Paths: []networkingv1.HTTPIngressPath{{
-		Path:     RoutePath(r),
-		PathType: &prefix,
-		Backend: networkingv1.IngressBackend{Service: &networkingv1.IngressServiceBackend{
-			Name: dobj.Name,
-			Port: networkingv1.ServiceBackendPort{Name: r.Port},
-		}},
-	}}}
+	http := &networkingv1.HTTPIngressRuleValue{}
+	for _, rule := range RouteRules(r) {
+		pathType := networkingv1.PathTypePrefix
+		if rule.PathType == appv1.PathExact {
+			pathType = networkingv1.PathTypeExact
+		}
+		http.Paths = append(http.Paths, networkingv1.HTTPIngressPath{
+			Path:     string(rule.Path),
+			PathType: &pathType,
+			Backend: networkingv1.IngressBackend{Service: &networkingv1.IngressServiceBackend{
+				Name: dobj.Name,
+				Port: networkingv1.ServiceBackendPort{Name: rule.Port},
+			}},
+		})
+	}
 	hosts := r.Hostnames
 	if len(hosts) == 0 {
 		hosts = []string{""}

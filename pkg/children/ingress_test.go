@@ -41,6 +41,20 @@ func TestDesiredIngress(t *testing.T) {
 			},
 			TLS: []networkingv1.IngressTLS{{Hosts: []string{"a.example.com", "*.b.example.com"}, SecretName: "tls"}},
 		}},
+		{"two rules, an exact path and a prefix, to two ports", &appv1.Route{Hostnames: []string{"a.example.com"}, IngressClassName: ptr.To("nginx"), Rules: []appv1.RouteRule{
+			{Path: "/healthz", PathType: appv1.PathExact, Port: "admin"},
+			{Path: "/", PathType: appv1.PathPrefix, Port: "http"},
+		}}, &networkingv1.IngressSpec{
+			IngressClassName: ptr.To("nginx"),
+			Rules: []networkingv1.IngressRule{{Host: "a.example.com", IngressRuleValue: networkingv1.IngressRuleValue{HTTP: &networkingv1.HTTPIngressRuleValue{Paths: []networkingv1.HTTPIngressPath{
+				{Path: "/healthz", PathType: ptr.To(networkingv1.PathTypeExact), Backend: networkingv1.IngressBackend{Service: &networkingv1.IngressServiceBackend{Name: "web", Port: networkingv1.ServiceBackendPort{Name: "admin"}}}},
+				backend("/").Paths[0],
+			}}}}},
+		}},
+		{"a rule read before the API server's defaults", &appv1.Route{IngressClassName: ptr.To("nginx"), Rules: []appv1.RouteRule{{Port: "http"}}}, &networkingv1.IngressSpec{
+			IngressClassName: ptr.To("nginx"),
+			Rules:            []networkingv1.IngressRule{{IngressRuleValue: networkingv1.IngressRuleValue{HTTP: backend("/")}}},
+		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dobj := testobjects.NewDeployObject(func(d *appv1.DeployObject) { d.Spec.Route = tc.route })

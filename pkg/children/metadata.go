@@ -10,8 +10,8 @@ import (
 	appv1 "deployobject.dev/controller/pkg/apis/app/v1"
 )
 
-// The labels and annotations a spec asks for on a Service, an Ingress or
-// an HTTPRoute (appv1.ChildMetadata). The controller owns exactly those
+// The labels and annotations a spec asks for on a Service, an Ingress, an
+// HTTPRoute or a NetworkPolicy (appv1.ChildMetadata). The controller owns exactly those
 // keys: it records them in the child's appv1.AnnotationOwnedMetadata, so
 // that a key the spec drops is removed and every other key, whoever set
 // it, is kept.

@@ -35,7 +35,7 @@ func WantsNetworkPolicy(dobj *appv1.DeployObject) bool {
 // DesiredNetworkPolicy is the NetworkPolicy dobj asks for; nil when it asks
 // for none. It selects the pods as the Deployment does and has up to two
 // ingress rules: from's peers to every port of spec.ports (every port when
-// there are none), and routeFrom to the route's port. With egress, it has
+// there are none), and routeFrom to the route's ports. With egress, it has
 // a rule for DNS to anywhere and one for egress.to's peers.
 func DesiredNetworkPolicy(dobj *appv1.DeployObject) *networkingv1.NetworkPolicy {
 	np := dobj.Spec.NetworkPolicy
@@ -59,7 +59,7 @@ func DesiredNetworkPolicy(dobj *appv1.DeployObject) *networkingv1.NetworkPolicy 
 	if np.RouteFrom != nil && dobj.Spec.Route != nil {
 		var ports []networkingv1.NetworkPolicyPort
 		for _, p := range dobj.Spec.Ports {
-			if p.Name == dobj.Spec.Route.Port {
+			if RoutesToPort(dobj, p) {
 				ports = append(ports, policyPort(portProtocol(p), intstr.FromInt32(p.ContainerPort)))
 			}
 		}

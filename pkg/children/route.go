@@ -8,13 +8,43 @@ import (
 	appv1 "deployobject.dev/controller/pkg/apis/app/v1"
 )
 
-// RoutePath is the route's path prefix; the API server defaults it to "/",
-// and a DeployObject read before that default existed has none.
-func RoutePath(r *appv1.Route) string {
-	if r.Path == "" {
+// RouteRules are r's rules with their defaults filled in: port and path as
+// the one rule they stand for, or rules. A path is "/" when unset: the API
+// server defaults a rule's, and the short form's has no default (so that
+// it may stay unset beside rules) but means the same.
+func RouteRules(r *appv1.Route) []appv1.RouteRule {
+	if len(r.Rules) == 0 {
+		return []appv1.RouteRule{{Path: orRoot(r.Path), PathType: appv1.PathPrefix, Port: r.Port}}
+	}
+	rules := make([]appv1.RouteRule, len(r.Rules))
+	for i, rule := range r.Rules {
+		rules[i] = appv1.RouteRule{Path: orRoot(rule.Path), PathType: rule.PathType, Port: rule.Port, Timeout: copyPtr(rule.Timeout)}
+		if rules[i].PathType == "" {
+			rules[i].PathType = appv1.PathPrefix
+		}
+	}
+	return rules
+}
+
+func orRoot(p appv1.HTTPPath) appv1.HTTPPath {
+	if p == "" {
 		return "/"
 	}
-	return r.Path
+	return p
+}
+
+// RoutesToPort reports whether one of dobj's route rules sends requests to
+// port p.
+func RoutesToPort(dobj *appv1.DeployObject, p appv1.Port) bool {
+	if dobj.Spec.Route == nil {
+		return false
+	}
+	for _, rule := range RouteRules(dobj.Spec.Route) {
+		if rule.Port == p.Name {
+			return true
+		}
+	}
+	return false
 }
 
 // LoadBalancerHost is the address of one load balancer ingress point: its IP, or its

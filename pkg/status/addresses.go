@@ -19,8 +19,9 @@ const maxAddresses = 64
 // sync left them: the Service's DNS name in the cluster with its ports,
 // once the Service exists; each address a LoadBalancer Service was given,
 // with the same ports; and the route's URLs, once the route is taken up
-// (route is its condition's status): one per hostname, or for an Ingress
-// without hostnames, one per address its ingress controller gave it. A
+// (route is its condition's status): one per hostname and rule path, or
+// for an Ingress without hostnames, per address its ingress controller gave
+// it and rule path. A
 // wildcard hostname is no address of its own and is left out. The scheme
 // of an Ingress URL is https with tlsSecretName; an HTTPRoute's is http, as
 // the controller does not read which Gateway listener terminates TLS.
@@ -55,6 +56,7 @@ func addressesOf(dobj *appv1.DeployObject, out Outcome, route metav1.ConditionSt
 				hosts = children.IngressHosts(out.Ingress)
 			}
 		}
+		rules := children.RouteRules(r)
 		for _, h := range hosts {
 			if strings.HasPrefix(h, "*") {
 				continue
@@ -63,7 +65,9 @@ func addressesOf(dobj *appv1.DeployObject, out Outcome, route metav1.ConditionSt
 				// An IPv6 address, as an ingress controller may give.
 				h = "[" + h + "]"
 			}
-			addrs = append(addrs, appv1.Address{Type: appv1.AddressURL, Value: scheme + h + children.RoutePath(r)})
+			for _, rule := range rules {
+				addrs = append(addrs, appv1.Address{Type: appv1.AddressURL, Value: scheme + h + string(rule.Path)})
+			}
 		}
 	}
 	if len(addrs) > maxAddresses {

@@ -59,6 +59,17 @@ func TestAddressesOf(t *testing.T) {
 		}, metav1.ConditionTrue, []appv1.Address{
 			svcDNS, {Type: appv1.AddressURL, Value: "http://shop.example.com/"},
 		}},
+		{"HTTPRoute with two rules: every host and path", func(d *appv1.DeployObject) {
+			testobjects.WithHTTPRoute(d)
+			d.Spec.Route.Hostnames = []string{"shop.example.com", "shop.example.org"}
+			d.Spec.Route.Port, d.Spec.Route.Rules = "", []appv1.RouteRule{{Path: "/api", PathType: appv1.PathPrefix, Port: "http"}, {Path: "/", PathType: appv1.PathPrefix, Port: "http"}}
+		}, func(d *appv1.DeployObject) Outcome {
+			return Outcome{Service: testobjects.LiveService(d), HTTPRoute: testobjects.LiveHTTPRoute(d)}
+		}, metav1.ConditionTrue, []appv1.Address{
+			svcDNS,
+			{Type: appv1.AddressURL, Value: "http://shop.example.com/api"}, {Type: appv1.AddressURL, Value: "http://shop.example.com/"},
+			{Type: appv1.AddressURL, Value: "http://shop.example.org/api"}, {Type: appv1.AddressURL, Value: "http://shop.example.org/"},
+		}},
 		{"HTTPRoute not accepted", testobjects.WithHTTPRoute, func(d *appv1.DeployObject) Outcome {
 			return Outcome{Service: testobjects.LiveService(d), HTTPRoute: testobjects.LiveHTTPRoute(d)}
 		}, metav1.ConditionFalse, []appv1.Address{svcDNS}},

@@ -83,14 +83,24 @@ func newDeployObject(ns string, i int, replicas int32) *appv1.DeployObject {
 }
 
 // withChildren makes d ask for every optional child: a disruption budget,
-// autoscaling, which needs a CPU request, and a route, with labels and
-// annotations on the route and the Service and the Service's traffic
-// options. The route is an Ingress: the benchmark's cluster has no Gateway
-// API CRDs, and no ingress controller, so the Route condition stays False,
-// which Ready does not wait for.
+// autoscaling, which needs a CPU request, a route with two rules, and a
+// NetworkPolicy admitting the namespace's pods and the route's proxies and
+// restricting egress, with labels and annotations on the route and the
+// Service and the Service's traffic options. The route is an Ingress: the
+// benchmark's cluster has no Gateway API CRDs, and no ingress controller,
+// so the Route condition stays False, which Ready does not wait for.
 func withChildren(d *appv1.DeployObject) {
-	d.Spec.Route = &appv1.Route{Port: portName, IngressClassName: ptr.To("bench"), Hostnames: []string{d.Name + ".bench.example"},
+	d.Spec.Route = &appv1.Route{IngressClassName: ptr.To("bench"), Hostnames: []string{d.Name + ".bench.example"},
+		Rules: []appv1.RouteRule{
+			{Path: "/healthz", PathType: appv1.PathExact, Port: portName},
+			{Path: "/", PathType: appv1.PathPrefix, Port: portName},
+		},
 		Metadata: &appv1.ChildMetadata{Annotations: map[string]string{"cert-manager.io/cluster-issuer": "bench", "external-dns.alpha.kubernetes.io/hostname": d.Name + ".bench.example"}}}
+	d.Spec.NetworkPolicy = &appv1.NetworkPolicy{
+		From:      []appv1.NetworkPeer{{PodSelector: &appv1.LabelSelector{}}},
+		RouteFrom: &appv1.NetworkPeer{NamespaceSelector: &appv1.LabelSelector{MatchLabels: map[string]string{"kubernetes.io/metadata.name": "ingress-bench"}}},
+		Egress:    &appv1.NetworkEgress{To: []appv1.NetworkPeer{{IPBlock: &appv1.IPBlock{CIDR: "10.0.0.0/8"}}}},
+	}
 	d.Spec.Service = &appv1.ServiceSettings{
 		Metadata:              &appv1.ChildMetadata{Labels: map[string]string{"team": "bench"}},
 		InternalTrafficPolicy: ptr.To(corev1.ServiceInternalTrafficPolicyLocal),

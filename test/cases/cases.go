@@ -314,6 +314,17 @@ func AcceptedTable() []Accepted {
 				map[string]any{"name": "internal"},
 			},
 		})},
+		{"route rules: an exact path, prefixes, two ports, timeouts on an HTTPRoute", func(o map[string]any) {
+			spec(o)["route"] = map[string]any{"parentRefs": []any{map[string]any{"name": "gw"}}, "hostnames": []any{"shop.example.com"}, "rules": []any{
+				map[string]any{"path": "/healthz", "pathType": "Exact", "port": "metrics"},
+				map[string]any{"path": "/healthz", "port": "http"},
+				map[string]any{"path": "/api", "pathType": "Prefix", "port": "http", "timeout": "99999h99999m99999s99999ms"},
+				map[string]any{"port": "http", "timeout": "0s"},
+			}}
+		}},
+		{"route rules on an Ingress, sixteen of them", setSpec("route", map[string]any{"ingressClassName": "nginx", "rules": repeat(16, func(i int) any {
+			return map[string]any{"path": fmt.Sprintf("/p%d", i), "port": "http"}
+		})})},
 		{"route hostname of 253 characters", setSpec("route", map[string]any{
 			"port": "http", "ingressClassName": "nginx", "hostnames": []any{dnsSubdomain(253, 'h')},
 		})},
@@ -806,9 +817,27 @@ func InvalidTable() []Invalid {
 		{"networkPolicy egress to too many peers", "spec.networkPolicy.egress.to", setSpec("networkPolicy", map[string]any{"egress": map[string]any{"to": repeat(17, func(i int) any { return map[string]any{"deployObject": fmt.Sprintf("d%d", i)} })}})},
 		{"networkPolicy routeFrom without a route", "spec.networkPolicy.routeFrom", setSpec("networkPolicy", map[string]any{"routeFrom": map[string]any{"podSelector": map[string]any{}}})},
 		{"networkPolicy metadata label of the controller", "spec.networkPolicy.metadata.labels", setSpec("networkPolicy", map[string]any{"metadata": map[string]any{"labels": map[string]any{"app.deployobject.dev/name": "x"}}})},
+		{"route with both port and rules", "spec.route", setRoute(map[string]any{"rules": []any{map[string]any{"port": "http"}}})},
+		{"route rules empty", "spec.route.rules", setSpec("route", map[string]any{"ingressClassName": "nginx", "rules": []any{}})},
+		{"route path beside rules", "spec.route.path", setSpec("route", map[string]any{"ingressClassName": "nginx", "path": "/", "rules": []any{map[string]any{"port": "http"}}})},
+		{"route rule without a port", "spec.route.rules[0].port", setSpec("route", map[string]any{"ingressClassName": "nginx", "rules": []any{map[string]any{"path": "/"}}})},
+		{"route rule port not among ports", "spec.route.rules", setSpec("route", map[string]any{"ingressClassName": "nginx", "rules": []any{map[string]any{"port": "http"}, map[string]any{"path": "/grpc", "port": "grpc"}}})},
+		{"route rule port UDP", "spec.route.rules", func(o map[string]any) {
+			port(o, 1)["protocol"] = "UDP"
+			spec(o)["route"] = map[string]any{"ingressClassName": "nginx", "rules": []any{map[string]any{"port": "metrics"}}}
+		}},
+		{"route rules repeat a path", "spec.route.rules", setSpec("route", map[string]any{"ingressClassName": "nginx", "rules": []any{map[string]any{"path": "/a", "port": "http"}, map[string]any{"path": "/a", "pathType": "Prefix", "port": "metrics"}}})},
+		{"route rule path relative", "spec.route.rules[0].path", setSpec("route", map[string]any{"ingressClassName": "nginx", "rules": []any{map[string]any{"path": "api", "port": "http"}}})},
+		{"route rule path with /../", "spec.route.rules[0].path", setSpec("route", map[string]any{"ingressClassName": "nginx", "rules": []any{map[string]any{"path": "/a/../b", "port": "http"}}})},
+		{"route rule pathType unknown", "spec.route.rules[0].pathType", setSpec("route", map[string]any{"ingressClassName": "nginx", "rules": []any{map[string]any{"pathType": "Regex", "port": "http"}}})},
+		{"route rules too many", "spec.route.rules", setSpec("route", map[string]any{"ingressClassName": "nginx", "rules": repeat(17, func(i int) any { return map[string]any{"path": fmt.Sprintf("/p%d", i), "port": "http"} })})},
+		{"route rule timeout on an Ingress", "spec.route.rules", setSpec("route", map[string]any{"ingressClassName": "nginx", "rules": []any{map[string]any{"port": "http", "timeout": "30s"}}})},
+		{"route rule timeout with a fraction", "spec.route.rules[0].timeout", setSpec("route", map[string]any{"parentRefs": []any{map[string]any{"name": "gw"}}, "rules": []any{map[string]any{"port": "http", "timeout": "1.5s"}}})},
+		{"route rule timeout in days", "spec.route.rules[0].timeout", setSpec("route", map[string]any{"parentRefs": []any{map[string]any{"name": "gw"}}, "rules": []any{map[string]any{"port": "http", "timeout": "1d"}}})},
+		{"route rule timeout of six digits", "spec.route.rules[0].timeout", setSpec("route", map[string]any{"parentRefs": []any{map[string]any{"name": "gw"}}, "rules": []any{map[string]any{"port": "http", "timeout": "100000s"}}})},
 		{"route with both parentRefs and ingressClassName", "spec.route", setRoute(map[string]any{"parentRefs": []any{map[string]any{"name": "gw"}}})},
 		{"route with neither parentRefs nor ingressClassName", "spec.route", setSpec("route", map[string]any{"port": "http"})},
-		{"route port missing", "spec.route.port", setSpec("route", map[string]any{"ingressClassName": "nginx"})},
+		{"route with neither port nor rules", "spec.route", setSpec("route", map[string]any{"ingressClassName": "nginx"})},
 		{"route port not among ports", "spec.route.port", setRoute(map[string]any{"port": "grpc"})},
 		{"route port UDP", "spec.route.port", func(o map[string]any) {
 			port(o, 1)["protocol"] = "UDP"

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -290,4 +291,75 @@ func TestRoutesHTTPRoute(t *testing.T) {
 		t.Errorf("the foreign HTTPRoute was changed: %v %+v", err, got)
 	}
 	expectOnlyRefusedCreates(t, ns, "httproutes", "theirs")
+}
+
+// TestRouteRules: a route with two rules (an exact path to one port, a
+// prefix with a timeout to another) makes an HTTPRoute with two rules that
+// the Gateway API CRDs accept, and an Ingress with two paths; the
+// addresses list every host and path; resyncs write nothing with the CRDs'
+// defaults present; back to the short form, one rule again.
+func TestRouteRules(t *testing.T) {
+	t.Parallel()
+	if !gatewayAPIServed(t) {
+		// Alone; in the whole suite TestRoutesHTTPRoute has installed
+		// them, after showing the path without them.
+		installGatewayAPI(t)
+	}
+	ns := newNamespace(t)
+	gateway := gatewayclient.NewForConfigOrDie(env.cfg)
+	withRules := func(d *appv1.DeployObject) {
+		d.Spec.Ports = append(d.Spec.Ports, appv1.Port{Name: "admin", ContainerPort: 9000})
+		d.Spec.Route = &appv1.Route{Hostnames: []string{"shop.example.com", "shop.example.org"}, Rules: []appv1.RouteRule{
+			{Path: "/healthz", PathType: appv1.PathExact, Port: "admin"},
+			{Path: "/", Port: "http", Timeout: ptr.To("30s")},
+		}}
+	}
+	create(t, newDO(ns, "gw", withRules, func(d *appv1.DeployObject) {
+		d.Spec.Route.ParentRefs = []appv1.GatewayRef{{Name: "public", Namespace: ptr.To("infra")}}
+	}))
+	create(t, newDO(ns, "ing", withRules, func(d *appv1.DeployObject) {
+		d.Spec.Route.IngressClassName = ptr.To("nginx")
+		d.Spec.Route.Rules[1].Timeout = nil
+	}))
+
+	var route *gatewayv1.HTTPRoute
+	eventually(t, 2*timeout, "HTTPRoute gw made", func() (bool, string, error) {
+		r, err := gateway.GatewayV1().HTTPRoutes(ns).Get(ctx, "gw", metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return false, "not yet", nil
+		}
+		route = r
+		return err == nil, "", err
+	})
+	if rules := route.Spec.Rules; len(rules) != 2 ||
+		*rules[0].Matches[0].Path.Type != gatewayv1.PathMatchExact || *rules[0].Matches[0].Path.Value != "/healthz" || *rules[0].BackendRefs[0].Port != 9000 ||
+		*rules[1].Matches[0].Path.Type != gatewayv1.PathMatchPathPrefix || *rules[1].BackendRefs[0].Port != 80 ||
+		rules[1].Timeouts == nil || ptr.Deref(rules[1].Timeouts.Request, "") != "30s" {
+		t.Fatalf("HTTPRoute rules as stored: %+v", rules)
+	}
+	ing := getIngress(t, ns, "ing")
+	if paths := ing.Spec.Rules[0].HTTP.Paths; len(ing.Spec.Rules) != 2 || len(paths) != 2 ||
+		*paths[0].PathType != networkingv1.PathTypeExact || paths[0].Backend.Service.Port.Name != "admin" ||
+		*paths[1].PathType != networkingv1.PathTypePrefix || paths[1].Path != "/" || paths[1].Backend.Service.Port.Name != "http" {
+		t.Fatalf("Ingress rules as stored: %+v", ing.Spec.Rules)
+	}
+
+	playGateway(t, gateway, ns, "gw", metav1.ConditionTrue, "Accepted", metav1.ConditionTrue, "ResolvedRefs")
+	for _, u := range []string{"http://shop.example.com/healthz", "http://shop.example.com/", "http://shop.example.org/healthz", "http://shop.example.org/"} {
+		waitAddress(t, ns, "gw", appv1.Address{Type: appv1.AddressURL, Value: u})
+	}
+	waitReady(t, ns, "gw")
+	waitReady(t, ns, "ing")
+	// The shared controller serves the other tests too: its retries are
+	// theirs as much as this one's.
+	expectQuiet(t, shared, ns, sharedResync+5*time.Second, false)
+
+	updateDO(t, ns, "gw", func(d *appv1.DeployObject) { d.Spec.Route.Rules, d.Spec.Route.Port = nil, "http" })
+	eventually(t, timeout, "HTTPRoute gw back to one rule", func() (bool, string, error) {
+		r, err := gateway.GatewayV1().HTTPRoutes(ns).Get(ctx, "gw", metav1.GetOptions{})
+		if err != nil {
+			return false, "", err
+		}
+		return len(r.Spec.Rules) == 1 && r.Spec.Rules[0].Timeouts == nil, fmt.Sprintf("%+v", r.Spec.Rules), nil
+	})
 }

@@ -72,6 +72,8 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &appv1.RolloutSpecApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("Route"):
 		return &appv1.RouteApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("RouteRule"):
+		return &appv1.RouteRuleApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("ServiceSettings"):
 		return &appv1.ServiceSettingsApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("Volume"):

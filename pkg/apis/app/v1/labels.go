@@ -3,9 +3,8 @@ package v1
 // Labels and names the controller puts on the children of a DeployObject.
 // They are part of the API: tools select the children and pods by them.
 const (
-	// LabelManagedBy, set to ManagedByController, marks every Deployment,
-	// Service and pod template the controller made; it watches only
-	// Deployments and Services carrying it.
+	// LabelManagedBy, set to ManagedByController, marks every child and pod
+	// template the controller made; it watches only children carrying it.
 	LabelManagedBy      = "app.kubernetes.io/managed-by"
 	ManagedByController = "deployobject-controller"
 
@@ -56,11 +55,12 @@ const (
 	ContainerName = "app"
 )
 
-// AnnotationOwnedMetadata on a Service, Ingress or HTTPRoute records the
-// label and annotation keys the controller set on it from the spec's
-// service.metadata or route.metadata ("l:" or "a:" before each key, sorted,
-// comma-separated): a key the spec drops is removed, every other key is
-// someone else's and kept.
+// AnnotationOwnedMetadata on a Service, Ingress, HTTPRoute or NetworkPolicy
+// records the label and annotation keys the controller set on it from the
+// spec's service.metadata, route.metadata or networkPolicy.metadata ("l:"
+// or "a:" before each key), and on a Service the spec.service fields it
+// set ("s:" before each), sorted, comma-separated: a key or field the spec
+// drops is removed, every other one is someone else's and kept.
 const AnnotationOwnedMetadata = "app.deployobject.dev/owned-metadata"
 
 // AnnotationRouteHash on the HTTPRoute holds the hash of the spec the

@@ -1,11 +1,13 @@
 package v1
 
-// Route exposes one of spec.ports over HTTP, through an HTTPRoute
+// Route exposes spec.ports over HTTP, through an HTTPRoute
 // (gateway.networking.k8s.io/v1) attached to Gateways when parentRefs is
 // set, or through an Ingress (networking.k8s.io/v1) of an ingress class
 // when ingressClassName is set: exactly one of the two. Either child has
-// the DeployObject's name and sends every request under path, for every
-// hostname, to the Service's port.
+// the DeployObject's name and, for every hostname, sends the requests that
+// rules match to their ports of the Service; port (with path) is the short
+// form of a single rule that sends every request under path to one port:
+// exactly one of port and rules.
 //
 // The rules below refuse at admission what the API server would refuse in
 // the HTTPRoute or the Ingress later, where the rules of the two differ the
@@ -13,13 +15,28 @@ package v1
 //
 // +kubebuilder:validation:XValidation:rule="has(self.parentRefs) != has(self.ingressClassName)",message="route must set exactly one of parentRefs (an HTTPRoute attached to Gateways) and ingressClassName (an Ingress)"
 // +kubebuilder:validation:XValidation:rule="!has(self.tlsSecretName) || has(self.ingressClassName)",message="tlsSecretName is for an Ingress (ingressClassName); with parentRefs, TLS is terminated by the Gateway's listener",fieldPath=".tlsSecretName"
+// +kubebuilder:validation:XValidation:rule="has(self.port) != has(self.rules)",message="route must set exactly one of port (one rule: every request under path to one port) and rules"
+// +kubebuilder:validation:XValidation:rule="!has(self.path) || has(self.port)",message="path goes with port; each of rules has its own path",fieldPath=".path"
+// +kubebuilder:validation:XValidation:rule="!has(self.ingressClassName) || !has(self.rules) || self.rules.all(r, !has(r.timeout))",message="timeout is for an HTTPRoute (parentRefs): the Ingress API has none; ingress controllers read theirs from annotations, which route.metadata sets",fieldPath=".rules"
 type Route struct {
 	// port is the name of one of spec.ports, a TCP port, that the route
-	// sends requests to, through the Service.
-	// +required
+	// sends every request under path to, through the Service: the short
+	// form of rules with one rule. Exactly one of port and rules is set.
+	// +optional
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=15
-	Port string `json:"port"`
+	Port string `json:"port,omitempty"`
+
+	// rules send the requests whose path they match to their ports: at
+	// most 16, each path and match type once. A request matched by several
+	// rules goes to the most specific one: an exact match first, then the
+	// longest prefix.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=16
+	// +kubebuilder:validation:XValidation:rule="self.all(r, self.exists_one(q, q.path == r.path && q.pathType == r.pathType))",message="each path and pathType may appear in one rule only"
+	Rules []RouteRule `json:"rules,omitempty"`
 
 	// hostnames are the host names the route answers for, lowercase DNS
 	// names such as "shop.example.com", or a wildcard "*.example.com" as
@@ -35,18 +52,10 @@ type Route struct {
 	// +kubebuilder:validation:items:XValidation:rule="!self.matches('^[0-9]+[.][0-9]+[.][0-9]+[.][0-9]+$')",message="a hostname must be a DNS name, not an IP address"
 	Hostnames []string `json:"hostnames,omitempty"`
 
-	// path is the prefix of the request paths the route sends to the port,
-	// "/" (every path) when unset: an absolute path of at most 1024
-	// characters, of the characters a URL path may hold, without "//",
-	// "/./", "/../", an encoded "/" ("%2F") or a trailing "/." or "/..".
+	// path, with port, is the prefix of the request paths the route sends
+	// to the port, "/" (every path) when unset.
 	// +optional
-	// +kubebuilder:default="/"
-	// +kubebuilder:validation:MinLength=1
-	// +kubebuilder:validation:MaxLength=1024
-	// +kubebuilder:validation:Pattern=`^/([-A-Za-z0-9/._~!$&'()*+,;=:@]|%[0-9a-fA-F]{2})*$`
-	// +kubebuilder:validation:XValidation:rule="!self.contains('//') && !self.contains('/./') && !self.contains('/../') && !self.lowerAscii().contains('%2f')",message="path must not contain '//', '/./', '/../' or an encoded '/' (%2F)"
-	// +kubebuilder:validation:XValidation:rule="!self.endsWith('/.') && !self.endsWith('/..')",message="path must not end with '/.' or '/..'"
-	Path string `json:"path,omitempty"`
+	Path HTTPPath `json:"path,omitempty"`
 
 	// parentRefs are the Gateways the HTTPRoute attaches to: at most 8.
 	// Two references to the same Gateway must each name a different
@@ -85,6 +94,61 @@ type Route struct {
 	// +optional
 	Metadata *ChildMetadata `json:"metadata,omitempty"`
 }
+
+// RouteRule sends the requests whose path matches to one port.
+type RouteRule struct {
+	// path is the request path the rule matches, "/" when unset.
+	// +optional
+	// +kubebuilder:default="/"
+	Path HTTPPath `json:"path,omitempty"`
+
+	// pathType is Prefix (the default: path and every path below it, by
+	// whole segments) or Exact (path alone).
+	// +optional
+	// +kubebuilder:default=Prefix
+	PathType PathType `json:"pathType,omitempty"`
+
+	// port is the name of one of spec.ports, a TCP port, that the rule
+	// sends requests to, through the Service.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=15
+	Port string `json:"port"`
+
+	// timeout bounds how long the Gateway waits for the whole response to
+	// a request, in the Gateway API's duration format: up to four numbers
+	// of at most five digits each followed by h, m, s or ms, such as "30s"
+	// or "1m30s"; "0s" turns the Gateway's own timeout off. Unset, the
+	// Gateway's default applies. HTTPRoute (parentRefs) only.
+	// +optional
+	// +kubebuilder:validation:MaxLength=28
+	// +kubebuilder:validation:Pattern=`^([0-9]{1,5}(h|m|s|ms)){1,4}$`
+	Timeout *string `json:"timeout,omitempty"`
+}
+
+// HTTPPath is an absolute request path of at most 1024 characters, of the
+// characters a URL path may hold, without "//", "/./", "/../", an encoded
+// "/" ("%2F") or a trailing "/." or "/.." (the stricter of the Ingress and
+// Gateway API rules).
+//
+// +kubebuilder:validation:MinLength=1
+// +kubebuilder:validation:MaxLength=1024
+// +kubebuilder:validation:Pattern=`^/([-A-Za-z0-9/._~!$&'()*+,;=:@]|%[0-9a-fA-F]{2})*$`
+// +kubebuilder:validation:XValidation:rule="!self.contains('//') && !self.contains('/./') && !self.contains('/../') && !self.lowerAscii().contains('%2f')",message="path must not contain '//', '/./', '/../' or an encoded '/' (%2F)"
+// +kubebuilder:validation:XValidation:rule="!self.endsWith('/.') && !self.endsWith('/..')",message="path must not end with '/.' or '/..'"
+type HTTPPath string
+
+// PathType is how a rule's path matches a request's.
+// +kubebuilder:validation:Enum=Prefix;Exact
+type PathType string
+
+const (
+	// PathPrefix matches the path and every path below it, by whole
+	// segments: "/api" matches "/api" and "/api/v1", not "/apis".
+	PathPrefix PathType = "Prefix"
+	// PathExact matches the path alone.
+	PathExact PathType = "Exact"
+)
 
 // GatewayRef names a Gateway (gateway.networking.k8s.io) the HTTPRoute
 // attaches to, and optionally one of its listeners.

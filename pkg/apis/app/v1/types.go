@@ -68,8 +68,9 @@ type DeployObject struct {
 // +kubebuilder:validation:XValidation:rule="!has(self.disruptionBudget) || !has(self.disruptionBudget.minAvailable) || type(self.disruptionBudget.minAvailable) != string || !self.disruptionBudget.minAvailable.matches('^[0-9]{1,3}%$') || (has(self.autoscaling) ? self.autoscaling.?minReplicas.orValue(1) : self.?replicas.orValue(1)) == 0 || int(self.disruptionBudget.minAvailable.substring(0, size(self.disruptionBudget.minAvailable) - 1)) * (has(self.autoscaling) ? self.autoscaling.?minReplicas.orValue(1) : self.?replicas.orValue(1)) <= 100 * ((has(self.autoscaling) ? self.autoscaling.?minReplicas.orValue(1) : self.?replicas.orValue(1)) - 1)",message="disruptionBudget.minAvailable as a percentage of replicas (autoscaling.minReplicas when autoscaling is set), rounded up, must be fewer pods than replicas: a budget that requires every pod to stay available never allows an eviction, and a node drain would wait forever",fieldPath=".disruptionBudget.minAvailable"
 // +kubebuilder:validation:XValidation:rule="!has(self.autoscaling) || !has(self.autoscaling.targetCPUUtilizationPercentage) || (has(self.resources) && ((has(self.resources.requests) && 'cpu' in self.resources.requests) || (has(self.resources.limits) && 'cpu' in self.resources.limits)))",message="autoscaling.targetCPUUtilizationPercentage needs resources.requests.cpu (or a cpu limit, which the request defaults to): utilization is measured against the request",fieldPath=".autoscaling.targetCPUUtilizationPercentage"
 // +kubebuilder:validation:XValidation:rule="!has(self.autoscaling) || !has(self.autoscaling.targetMemoryUtilizationPercentage) || (has(self.resources) && ((has(self.resources.requests) && 'memory' in self.resources.requests) || (has(self.resources.limits) && 'memory' in self.resources.limits)))",message="autoscaling.targetMemoryUtilizationPercentage needs resources.requests.memory (or a memory limit, which the request defaults to): utilization is measured against the request",fieldPath=".autoscaling.targetMemoryUtilizationPercentage"
-// +kubebuilder:validation:XValidation:rule="!has(self.route) || (has(self.ports) && self.ports.exists(p, p.name == self.route.port && (!has(p.protocol) || p.protocol == 'TCP')))",message="route.port must name one of spec.ports whose protocol is TCP",fieldPath=".route.port"
-// +kubebuilder:validation:XValidation:rule="!has(self.networkPolicy) || !has(self.networkPolicy.routeFrom) || has(self.route)",message="networkPolicy.routeFrom admits the route's proxies to the route's port: it needs route",fieldPath=".networkPolicy.routeFrom"
+// +kubebuilder:validation:XValidation:rule="!has(self.route) || !has(self.route.port) || (has(self.ports) && self.ports.exists(p, p.name == self.route.port && (!has(p.protocol) || p.protocol == 'TCP')))",message="route.port must name one of spec.ports whose protocol is TCP",fieldPath=".route.port"
+// +kubebuilder:validation:XValidation:rule="!has(self.route) || !has(self.route.rules) || self.route.rules.all(r, has(self.ports) && self.ports.exists(p, p.name == r.port && (!has(p.protocol) || p.protocol == 'TCP')))",message="each route.rules port must name one of spec.ports whose protocol is TCP",fieldPath=".route.rules"
+// +kubebuilder:validation:XValidation:rule="!has(self.networkPolicy) || !has(self.networkPolicy.routeFrom) || has(self.route)",message="networkPolicy.routeFrom admits the route's proxies to the route's ports: it needs route",fieldPath=".networkPolicy.routeFrom"
 type DeployObjectSpec struct {
 	// image is the container image to run, for example "nginx:1.27": a
 	// reference in the grammar of github.com/distribution/reference,
@@ -185,7 +186,7 @@ type DeployObjectSpec struct {
 
 	// route, when set, makes the controller keep an HTTPRoute (parentRefs)
 	// or an Ingress (ingressClassName) of the same name that sends HTTP
-	// requests to one of ports; removing it removes the route.
+	// requests to ports; removing it removes the route.
 	// +optional
 	Route *Route `json:"route,omitempty"`
 

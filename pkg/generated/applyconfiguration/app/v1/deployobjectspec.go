@@ -80,7 +80,7 @@ type DeployObjectSpecApplyConfiguration struct {
 	ConfigRollout *appv1.ConfigRolloutPolicy `json:"configRollout,omitempty"`
 	// route, when set, makes the controller keep an HTTPRoute (parentRefs)
 	// or an Ingress (ingressClassName) of the same name that sends HTTP
-	// requests to one of ports; removing it removes the route.
+	// requests to ports; removing it removes the route.
 	Route *RouteApplyConfiguration `json:"route,omitempty"`
 	// networkPolicy, when set, makes the controller keep a NetworkPolicy of
 	// the same name that admits traffic to the pods only from the peers it

@@ -24,7 +24,7 @@ package v1
 // NetworkPolicy asks for a NetworkPolicy (networking.k8s.io/v1) of the same
 // name for the DeployObject's pods. It admits traffic to the pods' ports
 // (spec.ports; every port when there are none) only from the peers in from,
-// and to the route's port also from routeFrom; everything else is refused,
+// and to the ports spec.route sends to also from routeFrom; everything else is refused,
 // so with neither set nothing may reach the pods. With egress set, the pods
 // may reach only egress.to, and DNS (port 53, UDP and TCP, anywhere, so
 // that name resolution keeps working wherever the cluster's resolver
@@ -36,8 +36,8 @@ type NetworkPolicyApplyConfiguration struct {
 	From []NetworkPeerApplyConfiguration `json:"from,omitempty"`
 	// routeFrom is where the proxies that carry spec.route's traffic run
 	// (the ingress controller's or the Gateway's pods): they may reach the
-	// route's port. Set it when spec.route is set and from does not admit
-	// them already.
+	// ports the route sends to. Set it when spec.route is set and from does
+	// not admit them already.
 	RouteFrom *NetworkPeerApplyConfiguration `json:"routeFrom,omitempty"`
 	// egress, when set, restricts the traffic the pods send: only to
 	// egress.to, and DNS. Unset, the pods may send anywhere.

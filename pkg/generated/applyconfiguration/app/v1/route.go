@@ -18,34 +18,44 @@ limitations under the License.
 
 package v1
 
+import (
+	appv1 "deployobject.dev/controller/pkg/apis/app/v1"
+)
+
 // RouteApplyConfiguration represents a declarative configuration of the Route type for use
 // with apply.
 //
-// Route exposes one of spec.ports over HTTP, through an HTTPRoute
+// Route exposes spec.ports over HTTP, through an HTTPRoute
 // (gateway.networking.k8s.io/v1) attached to Gateways when parentRefs is
 // set, or through an Ingress (networking.k8s.io/v1) of an ingress class
 // when ingressClassName is set: exactly one of the two. Either child has
-// the DeployObject's name and sends every request under path, for every
-// hostname, to the Service's port.
+// the DeployObject's name and, for every hostname, sends the requests that
+// rules match to their ports of the Service; port (with path) is the short
+// form of a single rule that sends every request under path to one port:
+// exactly one of port and rules.
 //
 // The rules below refuse at admission what the API server would refuse in
 // the HTTPRoute or the Ingress later, where the rules of the two differ the
 // stricter one.
 type RouteApplyConfiguration struct {
 	// port is the name of one of spec.ports, a TCP port, that the route
-	// sends requests to, through the Service.
+	// sends every request under path to, through the Service: the short
+	// form of rules with one rule. Exactly one of port and rules is set.
 	Port *string `json:"port,omitempty"`
+	// rules send the requests whose path they match to their ports: at
+	// most 16, each path and match type once. A request matched by several
+	// rules goes to the most specific one: an exact match first, then the
+	// longest prefix.
+	Rules []RouteRuleApplyConfiguration `json:"rules,omitempty"`
 	// hostnames are the host names the route answers for, lowercase DNS
 	// names such as "shop.example.com", or a wildcard "*.example.com" as
 	// the first label; at most 16, each at most 253 characters, not an IP
 	// address. Without hostnames the route answers for any host its
 	// Gateway listener or ingress controller accepts.
 	Hostnames []string `json:"hostnames,omitempty"`
-	// path is the prefix of the request paths the route sends to the port,
-	// "/" (every path) when unset: an absolute path of at most 1024
-	// characters, of the characters a URL path may hold, without "//",
-	// "/./", "/../", an encoded "/" ("%2F") or a trailing "/." or "/..".
-	Path *string `json:"path,omitempty"`
+	// path, with port, is the prefix of the request paths the route sends
+	// to the port, "/" (every path) when unset.
+	Path *appv1.HTTPPath `json:"path,omitempty"`
 	// parentRefs are the Gateways the HTTPRoute attaches to: at most 8.
 	// Two references to the same Gateway must each name a different
 	// listener (sectionName). (In the rules, namespace is spelled
@@ -81,6 +91,19 @@ func (b *RouteApplyConfiguration) WithPort(value string) *RouteApplyConfiguratio
 	return b
 }
 
+// WithRules adds the given value to the Rules field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, values provided by each call will be appended to the Rules field.
+func (b *RouteApplyConfiguration) WithRules(values ...*RouteRuleApplyConfiguration) *RouteApplyConfiguration {
+	for i := range values {
+		if values[i] == nil {
+			panic("nil value passed to WithRules")
+		}
+		b.Rules = append(b.Rules, *values[i])
+	}
+	return b
+}
+
 // WithHostnames adds the given value to the Hostnames field in the declarative configuration
 // and returns the receiver, so that objects can be build by chaining "With" function invocations.
 // If called multiple times, values provided by each call will be appended to the Hostnames field.
@@ -94,7 +117,7 @@ func (b *RouteApplyConfiguration) WithHostnames(values ...string) *RouteApplyCon
 // WithPath sets the Path field in the declarative configuration to the given value
 // and returns the receiver, so that objects can be built by chaining "With" function invocations.
 // If called multiple times, the Path field is set to the value of the last call.
-func (b *RouteApplyConfiguration) WithPath(value string) *RouteApplyConfiguration {
+func (b *RouteApplyConfiguration) WithPath(value appv1.HTTPPath) *RouteApplyConfiguration {
 	b.Path = &value
 	return b
 }
