@@ -565,7 +565,8 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) erro
 // syncChildren creates, updates or deletes the children of dobj as needed,
 // one kind after the other: the Deployment, and the Service,
 // PodDisruptionBudget, HorizontalPodAutoscaler, NetworkPolicy and Ingress
-// or HTTPRoute when the spec asks for them (pkg/children has a file for each). It
+// or HTTPRoute (with the HTTPRoute that redirects to https) when the spec
+// asks for them (pkg/children has a file for each). It
 // returns the children as they are afterwards, with the problems that kept
 // any of them from being made, and a short description of each write, for
 // the event. A child that is blocked does not keep the others from being
@@ -678,21 +679,32 @@ func (c *Controller) syncChildren(ctx context.Context, dobj *appv1.DeployObject)
 		out.KeptRoute = kept
 		return out, actions, nil
 	}
-	desiredRoute, err := children.DesiredHTTPRoute(dobj)
-	if err != nil {
-		return out, actions, err
-	}
-	out.HTTPRoute, action, err = children.SyncOptional(ctx, dobj, children.WantsHTTPRoute(dobj), desiredRoute,
-		children.UpdatedOps(children.KindHTTPRoute, routes.HTTPRoutes(ns).Get, c.gateway.Client.GatewayV1().HTTPRoutes(ns), children.MergeHTTPRoute, recheckOwner))
-	if children.IsResourceNotServed(err) {
-		// The Gateway API CRDs were removed since the cache was built.
-		c.gateway.Lost()
-		out.HTTPRoute = nil
-		routeUnavailable()
-		return out, actions, nil
-	}
-	if err := record(children.KindHTTPRoute, action, err); err != nil {
-		return out, actions, err
+	// The route, and the one that redirects to https.
+	for _, r := range []struct {
+		name    string
+		want    bool
+		desired func(*appv1.DeployObject) (*gatewayv1.HTTPRoute, error)
+		synced  **gatewayv1.HTTPRoute
+	}{
+		{dobj.Name, children.WantsHTTPRoute(dobj), children.DesiredHTTPRoute, &out.HTTPRoute},
+		{children.HTTPSRedirectName(dobj), children.WantsHTTPSRedirect(dobj), children.DesiredHTTPSRedirect, &out.HTTPSRedirect},
+	} {
+		desired, err := r.desired(dobj)
+		if err != nil {
+			return out, actions, err
+		}
+		*r.synced, action, err = children.SyncOptionalNamed(ctx, dobj, r.name, r.want, desired,
+			children.UpdatedOps(children.KindHTTPRoute, routes.HTTPRoutes(ns).Get, c.gateway.Client.GatewayV1().HTTPRoutes(ns), children.MergeHTTPRoute, recheckOwner))
+		if children.IsResourceNotServed(err) {
+			// The Gateway API CRDs were removed since the cache was built.
+			c.gateway.Lost()
+			out.HTTPRoute, out.HTTPSRedirect = nil, nil
+			routeUnavailable()
+			return out, actions, nil
+		}
+		if err := record(children.KindHTTPRoute, action, err); err != nil {
+			return out, actions, err
+		}
 	}
 	return out, actions, nil
 }

@@ -2326,6 +2326,65 @@ func TestSyncHTTPRoute(t *testing.T) {
 	})
 }
 
+// TestSyncHTTPSRedirect: route.httpsRedirect makes a second HTTPRoute on
+// the plain-HTTP listeners, which Ready waits for; steady state writes
+// nothing; dropping the field deletes it alone.
+func TestSyncHTTPSRedirect(t *testing.T) {
+	t.Run("created with the route", func(t *testing.T) {
+		f := newFixture(t)
+		f.gatewayAPI = true
+		dobj := testobjects.NewDeployObject(testobjects.WithHTTPSRedirect)
+		f.dobjs = []*appv1.DeployObject{dobj}
+		err, actions := f.sync()
+		if err != nil {
+			t.Fatalf("sync: %v", err)
+		}
+		expectActions(t, actions, "create deployments", "create services", "patch deployobjects/status", "create httproutes", "create httproutes")
+		want, err := children.DesiredHTTPSRedirect(dobj)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := actions[4].(core.CreateAction).GetObject(); !testobjects.EqualObjects(got, want) {
+			t.Errorf("created redirect HTTPRoute differs from desired:\n%s", diff.Diff(want, got))
+		}
+	})
+	live := func(f *fixture, dobj *appv1.DeployObject) status.Outcome {
+		f.withLiveChildren(dobj)
+		f.httpRoutes = []*gatewayv1.HTTPRoute{testobjects.LiveHTTPRoute(dobj), testobjects.LiveHTTPSRedirect(dobj)}
+		return status.Outcome{Deployment: testobjects.LiveDeployment(dobj), Service: testobjects.LiveService(dobj), HTTPRoute: testobjects.LiveHTTPRoute(dobj), HTTPSRedirect: testobjects.LiveHTTPSRedirect(dobj), DeploymentHash: testobjects.MustHash(dobj)}
+	}
+	t.Run("steady state writes nothing", func(t *testing.T) {
+		f := newFixture(t)
+		f.gatewayAPI = true
+		dobj := testobjects.NewDeployObject(testobjects.WithHTTPSRedirect)
+		dobj.Status = status.Compute(dobj, live(f, dobj), testobjects.Earlier)
+		err, actions := f.sync()
+		if err != nil {
+			t.Fatalf("sync: %v", err)
+		}
+		expectActions(t, actions)
+		if r := meta.FindStatusCondition(dobj.Status.Conditions, appv1.ConditionReady); r == nil || r.Status != metav1.ConditionTrue {
+			t.Errorf("Ready = %+v, want True with both routes accepted", r)
+		}
+	})
+	t.Run("removed with the field, the route kept", func(t *testing.T) {
+		f := newFixture(t)
+		f.gatewayAPI = true
+		before := testobjects.NewDeployObject(testobjects.WithHTTPSRedirect)
+		live(f, before)
+		dobj := testobjects.NewDeployObject(testobjects.WithHTTPRoute)
+		f.dobjs = []*appv1.DeployObject{dobj}
+		err, actions := f.sync()
+		if err != nil {
+			t.Fatalf("sync: %v", err)
+		}
+		expectActions(t, actions, "patch deployobjects/status", "delete httproutes")
+		if d := actions[1].(core.DeleteAction); d.GetName() != "web.https-redirect" || *d.GetDeleteOptions().Preconditions.UID != "uid-redirect" {
+			t.Errorf("deleted %s (preconditions %+v), want web.https-redirect", d.GetName(), d.GetDeleteOptions().Preconditions)
+		}
+	})
+}
+
 // TestSyncRouteSwitchMakesBeforeBreaking: switching spec.route from an
 // Ingress to an HTTPRoute, or back, keeps the old route until the new one
 // carries traffic, and says so in the Route condition.

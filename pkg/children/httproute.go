@@ -47,25 +47,11 @@ func DesiredHTTPRoute(dobj *appv1.DeployObject) (*gatewayv1.HTTPRoute, error) {
 		return nil, nil
 	}
 	r := dobj.Spec.Route
-	parents := make([]gatewayv1.ParentReference, len(r.ParentRefs))
-	for i, p := range r.ParentRefs {
-		parents[i] = gatewayv1.ParentReference{
-			Group:       ptr.To(gatewayv1.Group(gatewayv1.GroupName)),
-			Kind:        ptr.To(gatewayv1.Kind("Gateway")),
-			Name:        gatewayv1.ObjectName(p.Name),
-			Namespace:   (*gatewayv1.Namespace)(copyPtr(p.Namespace)),
-			SectionName: (*gatewayv1.SectionName)(copyPtr(p.SectionName)),
-		}
-	}
-	var hostnames []gatewayv1.Hostname
-	for _, h := range r.Hostnames {
-		hostnames = append(hostnames, gatewayv1.Hostname(h))
-	}
 	route := &gatewayv1.HTTPRoute{
 		ObjectMeta: childMeta(dobj),
 		Spec: gatewayv1.HTTPRouteSpec{
-			CommonRouteSpec: gatewayv1.CommonRouteSpec{ParentRefs: parents},
-			Hostnames:       hostnames,
+			CommonRouteSpec: gatewayv1.CommonRouteSpec{ParentRefs: parentReferences(r.ParentRefs)},
+			Hostnames:       hostnames(r),
 		},
 	}
 	for _, rule := range RouteRules(r) {
@@ -99,13 +85,88 @@ func DesiredHTTPRoute(dobj *appv1.DeployObject) (*gatewayv1.HTTPRoute, error) {
 		}
 		route.Spec.Rules = append(route.Spec.Rules, out)
 	}
+	return stampedRoute(route, r)
+}
+
+// WantsHTTPSRedirect reports whether dobj asks for the HTTPRoute that
+// redirects to https.
+func WantsHTTPSRedirect(dobj *appv1.DeployObject) bool {
+	return WantsHTTPRoute(dobj) && dobj.Spec.Route.HTTPSRedirect != nil
+}
+
+// HTTPSRedirectName is the name of dobj's HTTPRoute that redirects to
+// https. A DeployObject's name has no dot, so it is no other DeployObject's
+// child's name.
+func HTTPSRedirectName(dobj *appv1.DeployObject) string {
+	return dobj.Name + ".https-redirect"
+}
+
+// DesiredHTTPSRedirect is the HTTPRoute dobj asks for on the listeners of
+// route.httpsRedirect, stamped with the hash of its spec; nil when dobj
+// asks for none. Its one rule answers every request for the route's
+// hostnames with a permanent redirect (301) to the same URL over https.
+func DesiredHTTPSRedirect(dobj *appv1.DeployObject) (*gatewayv1.HTTPRoute, error) {
+	if !WantsHTTPSRedirect(dobj) {
+		return nil, nil
+	}
+	r := dobj.Spec.Route
+	route := &gatewayv1.HTTPRoute{
+		ObjectMeta: childMeta(dobj),
+		Spec: gatewayv1.HTTPRouteSpec{
+			CommonRouteSpec: gatewayv1.CommonRouteSpec{ParentRefs: parentReferences(r.HTTPSRedirect.ParentRefs)},
+			Hostnames:       hostnames(r),
+			Rules: []gatewayv1.HTTPRouteRule{{
+				Matches: []gatewayv1.HTTPRouteMatch{{Path: &gatewayv1.HTTPPathMatch{
+					Type:  ptr.To(gatewayv1.PathMatchPathPrefix),
+					Value: ptr.To("/"),
+				}}},
+				Filters: []gatewayv1.HTTPRouteFilter{{
+					Type: gatewayv1.HTTPRouteFilterRequestRedirect,
+					RequestRedirect: &gatewayv1.HTTPRequestRedirectFilter{
+						Scheme:     ptr.To("https"),
+						StatusCode: ptr.To(301),
+					},
+				}},
+			}},
+		},
+	}
+	route.Name = HTTPSRedirectName(dobj)
+	return stampedRoute(route, r)
+}
+
+// stampedRoute is route with the hash of its spec and r's metadata.
+func stampedRoute(route *gatewayv1.HTTPRoute, r *appv1.Route) (*gatewayv1.HTTPRoute, error) {
 	hash, err := desiredHash(&route.Spec)
 	if err != nil {
 		return nil, fmt.Errorf("hashing the desired %s: %w", KindHTTPRoute, err)
 	}
 	route.Annotations = map[string]string{appv1.AnnotationRouteHash: hash}
-	withChildMetadata(&route.ObjectMeta, dobj.Spec.Route.Metadata)
+	withChildMetadata(&route.ObjectMeta, r.Metadata)
 	return route, nil
+}
+
+// parentReferences are refs as an HTTPRoute names them, with the group and
+// kind the Gateway API CRDs would default.
+func parentReferences(refs []appv1.GatewayRef) []gatewayv1.ParentReference {
+	parents := make([]gatewayv1.ParentReference, len(refs))
+	for i, p := range refs {
+		parents[i] = gatewayv1.ParentReference{
+			Group:       ptr.To(gatewayv1.Group(gatewayv1.GroupName)),
+			Kind:        ptr.To(gatewayv1.Kind("Gateway")),
+			Name:        gatewayv1.ObjectName(p.Name),
+			Namespace:   (*gatewayv1.Namespace)(copyPtr(p.Namespace)),
+			SectionName: (*gatewayv1.SectionName)(copyPtr(p.SectionName)),
+		}
+	}
+	return parents
+}
+
+func hostnames(r *appv1.Route) []gatewayv1.Hostname {
+	var out []gatewayv1.Hostname
+	for _, h := range r.Hostnames {
+		out = append(out, gatewayv1.Hostname(h))
+	}
+	return out
 }
 
 // MergeHTTPRoute returns live with desired's labels, hash and spec, and

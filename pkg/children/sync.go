@@ -17,11 +17,17 @@ import (
 // that one someone else made meanwhile under the same name is not touched;
 // one that dobj does not control is none of its business.
 func SyncOptional[T metav1.Object](ctx context.Context, dobj *appv1.DeployObject, want bool, desired T, ops Ops[T]) (T, string, error) {
+	return SyncOptionalNamed(ctx, dobj, dobj.Name, want, desired, ops)
+}
+
+// SyncOptionalNamed is SyncOptional for a child named name rather than
+// like dobj.
+func SyncOptionalNamed[T metav1.Object](ctx context.Context, dobj *appv1.DeployObject, name string, want bool, desired T, ops Ops[T]) (T, string, error) {
 	var zero T
 	if want {
 		return Sync(ctx, dobj, desired, ops)
 	}
-	live, err := ops.Cached(dobj.Name)
+	live, err := ops.Cached(name)
 	if apierrors.IsNotFound(err) || (err == nil && !metav1.IsControlledBy(live, dobj)) {
 		return zero, "", nil
 	}

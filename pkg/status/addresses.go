@@ -23,8 +23,9 @@ const maxAddresses = 64
 // for an Ingress without hostnames, per address its ingress controller gave
 // it and rule path. A
 // wildcard hostname is no address of its own and is left out. The scheme
-// of an Ingress URL is https with tlsSecretName; an HTTPRoute's is http, as
-// the controller does not read which Gateway listener terminates TLS.
+// of an Ingress URL is https with tlsSecretName; an HTTPRoute's is https
+// with httpsRedirect, and http otherwise, as the controller does not read
+// which Gateway listener terminates TLS.
 //
 // The list depends only on the spec and on what the Service and route
 // controllers assigned, so in steady state it does not change and costs no
@@ -47,6 +48,9 @@ func addressesOf(dobj *appv1.DeployObject, out Outcome, route metav1.ConditionSt
 	}
 	if r := dobj.Spec.Route; r != nil && route == metav1.ConditionTrue {
 		scheme := "http://"
+		if children.WantsHTTPSRedirect(dobj) {
+			scheme = "https://"
+		}
 		hosts := r.Hostnames
 		if children.WantsIngress(dobj) {
 			if r.TLSSecretName != nil {

@@ -30,6 +30,8 @@ type Outcome struct {
 	HPA        *autoscalingv2.HorizontalPodAutoscaler
 	Ingress    *networkingv1.Ingress
 	HTTPRoute  *gatewayv1.HTTPRoute
+	// HTTPSRedirect is the HTTPRoute that redirects to https.
+	HTTPSRedirect *gatewayv1.HTTPRoute
 	// NetworkPolicy has no status; Ready waits only for it to exist.
 	NetworkPolicy *networkingv1.NetworkPolicy
 	// deploymentHash identifies the desired Deployment when the live one is
@@ -110,11 +112,33 @@ func routeCondition(dobj *appv1.DeployObject, out Outcome) metav1.Condition {
 		c = children.IngressCondition(dobj, out.Ingress, out.problem(children.KindIngress))
 	} else {
 		c = children.HTTPRouteCondition(dobj, out.HTTPRoute, out.problem(children.KindHTTPRoute))
+		if redirect := httpsRedirectCondition(dobj, out); c.Status == metav1.ConditionTrue && redirect != nil {
+			c = *redirect
+		}
 	}
 	if out.KeptRoute != "" {
 		c.Message = children.BoundMessage(c.Message + "; switching routes: " + out.KeptRoute + " keeps serving until then")
 	}
 	return c
+}
+
+// httpsRedirectCondition is the Route condition for dobj's HTTPRoute that
+// redirects to https, when the spec asks for one and it is not accepted
+// yet or refused: plain-HTTP clients are not redirected then. nil otherwise.
+func httpsRedirectCondition(dobj *appv1.DeployObject, out Outcome) *metav1.Condition {
+	if !children.WantsHTTPSRedirect(dobj) {
+		return nil
+	}
+	if out.HTTPSRedirect == nil {
+		c := metav1.Condition{Type: appv1.ConditionRoute, Status: metav1.ConditionFalse, Reason: appv1.ReasonProgressing,
+			Message: fmt.Sprintf("%s %s, which redirects to https, does not exist yet", children.KindHTTPRoute, children.HTTPSRedirectName(dobj))}
+		return &c
+	}
+	c := children.HTTPRouteCondition(dobj, out.HTTPSRedirect, nil)
+	if c.Status == metav1.ConditionTrue {
+		return nil
+	}
+	return &c
 }
 
 // setChildCondition sets the condition of an optional child that the spec
@@ -218,13 +242,22 @@ func ReadyCondition(dobj *appv1.DeployObject, out Outcome) metav1.Condition {
 	if children.WantsHTTPRoute(dobj) && out.HTTPRoute == nil {
 		return notReady(appv1.ReasonProgressing, "%s %s does not exist yet", children.KindHTTPRoute, dobj.Name)
 	}
+	if children.WantsHTTPSRedirect(dobj) && out.HTTPSRedirect == nil {
+		return notReady(appv1.ReasonProgressing, "%s %s does not exist yet", children.KindHTTPRoute, children.HTTPSRedirectName(dobj))
+	}
 	// A route its Gateway refuses leaves the application unreachable
-	// through it: Argo CD must not show it Healthy.
-	if route := children.HTTPRouteCondition(dobj, out.HTTPRoute, nil); children.WantsHTTPRoute(dobj) && route.Status == metav1.ConditionFalse && route.Reason != appv1.ReasonProgressing {
-		if children.RouteRefusalPasses(route.Reason) {
-			return notReady(appv1.ReasonProgressing, "%s: %s", route.Reason, route.Message)
+	// through it (or, for the redirect, unreachable over plain HTTP):
+	// Argo CD must not show it Healthy.
+	for _, r := range []*gatewayv1.HTTPRoute{out.HTTPRoute, out.HTTPSRedirect} {
+		if r == nil || !children.WantsHTTPRoute(dobj) {
+			continue
 		}
-		return notReady(appv1.ReasonRouteNotAccepted, "%s: %s", route.Reason, route.Message)
+		if route := children.HTTPRouteCondition(dobj, r, nil); route.Status == metav1.ConditionFalse && route.Reason != appv1.ReasonProgressing {
+			if children.RouteRefusalPasses(route.Reason) {
+				return notReady(appv1.ReasonProgressing, "%s: %s", route.Reason, route.Message)
+			}
+			return notReady(appv1.ReasonRouteNotAccepted, "%s: %s", route.Reason, route.Message)
+		}
 	}
 	if d.Status.ObservedGeneration < d.Generation {
 		return notReady(appv1.ReasonProgressing, "waiting for the Deployment controller to observe generation %d of Deployment %s", d.Generation, d.Name)

@@ -326,3 +326,51 @@ func TestReadyFollowsTheGatewaysVerdict(t *testing.T) {
 		})
 	}
 }
+
+// TestHTTPSRedirectIsReported: the HTTPRoute that redirects to https is
+// part of the route: the Route condition and Ready wait for it and follow
+// its Gateway's verdict, and its URLs say https.
+func TestHTTPSRedirectIsReported(t *testing.T) {
+	dobj := testobjects.NewDeployObject(testobjects.WithHTTPSRedirect)
+	refused := testobjects.LiveHTTPSRedirect(dobj)
+	c := meta.FindStatusCondition(refused.Status.Parents[0].Conditions, "Accepted")
+	c.Status, c.Reason, c.Message = metav1.ConditionFalse, "NotAllowedByListeners", "the listener allows no routes from this namespace"
+	waiting := testobjects.LiveHTTPSRedirect(dobj)
+	waiting.Status.Parents = nil
+	for _, tc := range []struct {
+		name        string
+		redirect    *gatewayv1.HTTPRoute
+		ready       string
+		route       metav1.ConditionStatus
+		routeReason string
+		scheme      string
+	}{
+		{"not made yet", nil, appv1.ReasonProgressing, metav1.ConditionFalse, appv1.ReasonProgressing, "http"},
+		{"not taken up yet", waiting, appv1.ReasonAvailable, metav1.ConditionFalse, appv1.ReasonProgressing, "http"},
+		{"refused", refused, appv1.ReasonRouteNotAccepted, metav1.ConditionFalse, "NotAllowedByListeners", "http"},
+		{"accepted", testobjects.LiveHTTPSRedirect(dobj), appv1.ReasonAvailable, metav1.ConditionTrue, appv1.ReasonAccepted, "https"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := Compute(dobj, Outcome{Deployment: testobjects.LiveDeployment(dobj), Service: testobjects.LiveService(dobj), HTTPRoute: testobjects.LiveHTTPRoute(dobj), HTTPSRedirect: tc.redirect}, testobjects.FixedNow)
+			if ready := meta.FindStatusCondition(s.Conditions, appv1.ConditionReady); ready.Reason != tc.ready {
+				t.Errorf("Ready = %s %q, want %s", ready.Reason, ready.Message, tc.ready)
+			}
+			route := meta.FindStatusCondition(s.Conditions, appv1.ConditionRoute)
+			if route.Status != tc.route || route.Reason != tc.routeReason {
+				t.Errorf("Route = %s %s %q, want %s %s", route.Status, route.Reason, route.Message, tc.route, tc.routeReason)
+			}
+			if tc.route != metav1.ConditionTrue && !strings.Contains(route.Message, "web.https-redirect") {
+				t.Errorf("Route message %q does not name the redirect", route.Message)
+			}
+			var urls []string
+			for _, a := range s.Addresses {
+				if a.Type == appv1.AddressURL {
+					urls = append(urls, a.Value)
+				}
+			}
+			if want := tc.scheme + "://shop.example.com/"; tc.route == metav1.ConditionTrue && (len(urls) != 1 || urls[0] != want) {
+				t.Errorf("URLs %v, want %s", urls, want)
+			}
+		})
+	}
+}

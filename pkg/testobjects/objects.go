@@ -202,6 +202,30 @@ func WithHTTPRoute(d *appv1.DeployObject) {
 	}}
 }
 
+// WithHTTPSRedirect asks for an HTTPRoute and its redirect to https on the
+// plain-HTTP listener of the same Gateway.
+func WithHTTPSRedirect(d *appv1.DeployObject) {
+	WithHTTPRoute(d)
+	d.Spec.Route.HTTPSRedirect = &appv1.HTTPSRedirect{ParentRefs: []appv1.GatewayRef{{Name: "public", Namespace: ptr.To("infra"), SectionName: ptr.To("http")}}}
+}
+
+// LiveHTTPSRedirect is dobj's HTTPRoute that redirects to https, as the API
+// server would hold it, accepted by every parent.
+func LiveHTTPSRedirect(dobj *appv1.DeployObject) *gatewayv1.HTTPRoute {
+	r, err := children.DesiredHTTPSRedirect(dobj)
+	if err != nil {
+		panic(err)
+	}
+	if r == nil {
+		return nil
+	}
+	r.UID, r.ResourceVersion, r.Generation = "uid-redirect", "71", 1
+	for _, ref := range r.Spec.ParentRefs {
+		r.Status.Parents = append(r.Status.Parents, parentAccepted(ref, 1))
+	}
+	return r
+}
+
 func MustDesiredHTTPRoute(dobj *appv1.DeployObject) *gatewayv1.HTTPRoute {
 	r, err := children.DesiredHTTPRoute(dobj)
 	if err != nil {

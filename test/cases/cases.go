@@ -322,6 +322,10 @@ func AcceptedTable() []Accepted {
 				map[string]any{"port": "http", "timeout": "0s"},
 			}}
 		}},
+		{"route with a redirect to https on another listener of its Gateway", setSpec("route", map[string]any{"port": "http",
+			"parentRefs":    []any{map[string]any{"name": "gw", "sectionName": "https"}, map[string]any{"name": "internal"}},
+			"httpsRedirect": map[string]any{"parentRefs": []any{map[string]any{"name": "gw", "sectionName": "http"}, map[string]any{"name": "gw", "namespace": "other", "sectionName": "http"}}},
+		})},
 		{"route rules on an Ingress, sixteen of them", setSpec("route", map[string]any{"ingressClassName": "nginx", "rules": repeat(16, func(i int) any {
 			return map[string]any{"path": fmt.Sprintf("/p%d", i), "port": "http"}
 		})})},
@@ -835,6 +839,12 @@ func InvalidTable() []Invalid {
 		{"route rule timeout with a fraction", "spec.route.rules[0].timeout", setSpec("route", map[string]any{"parentRefs": []any{map[string]any{"name": "gw"}}, "rules": []any{map[string]any{"port": "http", "timeout": "1.5s"}}})},
 		{"route rule timeout in days", "spec.route.rules[0].timeout", setSpec("route", map[string]any{"parentRefs": []any{map[string]any{"name": "gw"}}, "rules": []any{map[string]any{"port": "http", "timeout": "1d"}}})},
 		{"route rule timeout of six digits", "spec.route.rules[0].timeout", setSpec("route", map[string]any{"parentRefs": []any{map[string]any{"name": "gw"}}, "rules": []any{map[string]any{"port": "http", "timeout": "100000s"}}})},
+		{"route httpsRedirect on an Ingress", "spec.route.httpsRedirect", setRoute(map[string]any{"httpsRedirect": map[string]any{"parentRefs": []any{map[string]any{"name": "gw", "sectionName": "http"}}}})},
+		{"route httpsRedirect without parentRefs", "spec.route.httpsRedirect.parentRefs", gatewayRouteWith(map[string]any{"httpsRedirect": map[string]any{}}, map[string]any{"name": "gw", "sectionName": "https"})},
+		{"route httpsRedirect to a whole Gateway", "spec.route.httpsRedirect.parentRefs", gatewayRouteWith(map[string]any{"httpsRedirect": map[string]any{"parentRefs": []any{map[string]any{"name": "gw"}}}}, map[string]any{"name": "gw", "sectionName": "https"})},
+		{"route httpsRedirect on the route's own listener", "spec.route.httpsRedirect.parentRefs", gatewayRouteWith(map[string]any{"httpsRedirect": map[string]any{"parentRefs": []any{map[string]any{"name": "gw", "sectionName": "https"}}}}, map[string]any{"name": "gw", "sectionName": "https"})},
+		{"route httpsRedirect on a listener the route takes all of", "spec.route.httpsRedirect.parentRefs", gatewayRouteWith(map[string]any{"httpsRedirect": map[string]any{"parentRefs": []any{map[string]any{"name": "gw", "sectionName": "http"}}}}, map[string]any{"name": "gw"})},
+		{"route httpsRedirect parentRefs repeated", "spec.route.httpsRedirect.parentRefs", gatewayRouteWith(map[string]any{"httpsRedirect": map[string]any{"parentRefs": []any{map[string]any{"name": "gw", "sectionName": "http"}, map[string]any{"name": "gw", "sectionName": "http"}}}}, map[string]any{"name": "gw", "sectionName": "https"})},
 		{"route with both parentRefs and ingressClassName", "spec.route", setRoute(map[string]any{"parentRefs": []any{map[string]any{"name": "gw"}}})},
 		{"route with neither parentRefs nor ingressClassName", "spec.route", setSpec("route", map[string]any{"port": "http"})},
 		{"route with neither port nor rules", "spec.route", setSpec("route", map[string]any{"ingressClassName": "nginx"})},
@@ -900,5 +910,14 @@ func setRoute(r map[string]any) func(map[string]any) {
 // gatewayRoute sets spec.route to an HTTPRoute to port "http" with refs as
 // its parentRefs.
 func gatewayRoute(refs ...any) func(map[string]any) {
-	return setSpec("route", map[string]any{"port": "http", "parentRefs": refs})
+	return gatewayRouteWith(nil, refs...)
+}
+
+// gatewayRouteWith is gatewayRoute with the fields of r on top.
+func gatewayRouteWith(r map[string]any, refs ...any) func(map[string]any) {
+	route := map[string]any{"port": "http", "parentRefs": refs}
+	for k, v := range r {
+		route[k] = v
+	}
+	return setSpec("route", route)
 }

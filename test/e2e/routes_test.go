@@ -294,10 +294,11 @@ func TestRoutesHTTPRoute(t *testing.T) {
 }
 
 // TestRouteRules: a route with two rules (an exact path to one port, a
-// prefix with a timeout to another) makes an HTTPRoute with two rules that
-// the Gateway API CRDs accept, and an Ingress with two paths; the
-// addresses list every host and path; resyncs write nothing with the CRDs'
-// defaults present; back to the short form, one rule again.
+// prefix with a timeout to another) and a redirect to https makes an
+// HTTPRoute with two rules and one that redirects, which the Gateway API
+// CRDs accept, and an Ingress with two paths; the addresses list every
+// host and path; resyncs write nothing with the CRDs' defaults present;
+// back to the short form, one rule again, and the redirect gone.
 func TestRouteRules(t *testing.T) {
 	t.Parallel()
 	if !gatewayAPIServed(t) {
@@ -315,7 +316,8 @@ func TestRouteRules(t *testing.T) {
 		}}
 	}
 	create(t, newDO(ns, "gw", withRules, func(d *appv1.DeployObject) {
-		d.Spec.Route.ParentRefs = []appv1.GatewayRef{{Name: "public", Namespace: ptr.To("infra")}}
+		d.Spec.Route.ParentRefs = []appv1.GatewayRef{{Name: "public", Namespace: ptr.To("infra"), SectionName: ptr.To("https")}}
+		d.Spec.Route.HTTPSRedirect = &appv1.HTTPSRedirect{ParentRefs: []appv1.GatewayRef{{Name: "public", Namespace: ptr.To("infra"), SectionName: ptr.To("http")}}}
 	}))
 	create(t, newDO(ns, "ing", withRules, func(d *appv1.DeployObject) {
 		d.Spec.Route.IngressClassName = ptr.To("nginx")
@@ -337,6 +339,20 @@ func TestRouteRules(t *testing.T) {
 		rules[1].Timeouts == nil || ptr.Deref(rules[1].Timeouts.Request, "") != "30s" {
 		t.Fatalf("HTTPRoute rules as stored: %+v", rules)
 	}
+	var redirect *gatewayv1.HTTPRoute
+	eventually(t, timeout, "HTTPRoute gw.https-redirect made", func() (bool, string, error) {
+		r, err := gateway.GatewayV1().HTTPRoutes(ns).Get(ctx, "gw.https-redirect", metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return false, "not yet", nil
+		}
+		redirect = r
+		return err == nil, "", err
+	})
+	if rules := redirect.Spec.Rules; len(rules) != 1 || len(rules[0].BackendRefs) != 0 || len(rules[0].Filters) != 1 ||
+		ptr.Deref(rules[0].Filters[0].RequestRedirect.Scheme, "") != "https" || ptr.Deref(rules[0].Filters[0].RequestRedirect.StatusCode, 0) != 301 ||
+		ptr.Deref(redirect.Spec.ParentRefs[0].SectionName, "") != "http" || len(redirect.Spec.Hostnames) != 2 {
+		t.Fatalf("redirect HTTPRoute as stored: %+v", redirect.Spec)
+	}
 	ing := getIngress(t, ns, "ing")
 	if paths := ing.Spec.Rules[0].HTTP.Paths; len(ing.Spec.Rules) != 2 || len(paths) != 2 ||
 		*paths[0].PathType != networkingv1.PathTypeExact || paths[0].Backend.Service.Port.Name != "admin" ||
@@ -345,7 +361,10 @@ func TestRouteRules(t *testing.T) {
 	}
 
 	playGateway(t, gateway, ns, "gw", metav1.ConditionTrue, "Accepted", metav1.ConditionTrue, "ResolvedRefs")
-	for _, u := range []string{"http://shop.example.com/healthz", "http://shop.example.com/", "http://shop.example.org/healthz", "http://shop.example.org/"} {
+	waitChildCondition(t, ns, "gw", appv1.ConditionRoute, metav1.ConditionFalse, appv1.ReasonProgressing)
+	playGateway(t, gateway, ns, "gw.https-redirect", metav1.ConditionTrue, "Accepted", metav1.ConditionTrue, "ResolvedRefs")
+	waitChildCondition(t, ns, "gw", appv1.ConditionRoute, metav1.ConditionTrue, appv1.ReasonAccepted)
+	for _, u := range []string{"https://shop.example.com/healthz", "https://shop.example.com/", "https://shop.example.org/healthz", "https://shop.example.org/"} {
 		waitAddress(t, ns, "gw", appv1.Address{Type: appv1.AddressURL, Value: u})
 	}
 	waitReady(t, ns, "gw")
@@ -354,12 +373,15 @@ func TestRouteRules(t *testing.T) {
 	// theirs as much as this one's.
 	expectQuiet(t, shared, ns, sharedResync+5*time.Second, false)
 
-	updateDO(t, ns, "gw", func(d *appv1.DeployObject) { d.Spec.Route.Rules, d.Spec.Route.Port = nil, "http" })
-	eventually(t, timeout, "HTTPRoute gw back to one rule", func() (bool, string, error) {
+	updateDO(t, ns, "gw", func(d *appv1.DeployObject) {
+		d.Spec.Route.Rules, d.Spec.Route.Port, d.Spec.Route.HTTPSRedirect = nil, "http", nil
+	})
+	eventually(t, timeout, "HTTPRoute gw back to one rule, the redirect gone", func() (bool, string, error) {
 		r, err := gateway.GatewayV1().HTTPRoutes(ns).Get(ctx, "gw", metav1.GetOptions{})
 		if err != nil {
 			return false, "", err
 		}
-		return len(r.Spec.Rules) == 1 && r.Spec.Rules[0].Timeouts == nil, fmt.Sprintf("%+v", r.Spec.Rules), nil
+		_, err = gateway.GatewayV1().HTTPRoutes(ns).Get(ctx, "gw.https-redirect", metav1.GetOptions{})
+		return len(r.Spec.Rules) == 1 && r.Spec.Rules[0].Timeouts == nil && apierrors.IsNotFound(err), fmt.Sprintf("%+v; redirect: %v", r.Spec.Rules, err), nil
 	})
 }

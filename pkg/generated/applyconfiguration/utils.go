@@ -50,6 +50,8 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &appv1.DisruptionBudgetApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("GatewayRef"):
 		return &appv1.GatewayRefApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("HTTPSRedirect"):
+		return &appv1.HTTPSRedirectApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("IPBlock"):
 		return &appv1.IPBlockApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("LabelSelector"):

@@ -17,6 +17,8 @@ package v1
 // +kubebuilder:validation:XValidation:rule="!has(self.tlsSecretName) || has(self.ingressClassName)",message="tlsSecretName is for an Ingress (ingressClassName); with parentRefs, TLS is terminated by the Gateway's listener",fieldPath=".tlsSecretName"
 // +kubebuilder:validation:XValidation:rule="has(self.port) != has(self.rules)",message="route must set exactly one of port (one rule: every request under path to one port) and rules"
 // +kubebuilder:validation:XValidation:rule="!has(self.path) || has(self.port)",message="path goes with port; each of rules has its own path",fieldPath=".path"
+// +kubebuilder:validation:XValidation:rule="!has(self.httpsRedirect) || has(self.parentRefs)",message="httpsRedirect is for an HTTPRoute (parentRefs): the Ingress API has no redirect; ingress controllers read theirs from annotations, which route.metadata sets",fieldPath=".httpsRedirect"
+// +kubebuilder:validation:XValidation:rule="!has(self.httpsRedirect) || !has(self.parentRefs) || self.httpsRedirect.parentRefs.all(r, !self.parentRefs.exists(p, p.name == r.name && (has(p.__namespace__) ? p.__namespace__ : '-') == (has(r.__namespace__) ? r.__namespace__ : '-') && (!has(p.sectionName) || p.sectionName == r.sectionName)))",message="a listener either redirects to https or serves the route: parentRefs must not attach to a listener of httpsRedirect.parentRefs (a parentRef without sectionName attaches to every listener of its Gateway)",fieldPath=".httpsRedirect.parentRefs"
 // +kubebuilder:validation:XValidation:rule="!has(self.ingressClassName) || !has(self.rules) || self.rules.all(r, !has(r.timeout))",message="timeout is for an HTTPRoute (parentRefs): the Ingress API has none; ingress controllers read theirs from annotations, which route.metadata sets",fieldPath=".rules"
 type Route struct {
 	// port is the name of one of spec.ports, a TCP port, that the route
@@ -57,18 +59,11 @@ type Route struct {
 	// +optional
 	Path HTTPPath `json:"path,omitempty"`
 
-	// parentRefs are the Gateways the HTTPRoute attaches to: at most 8.
-	// Two references to the same Gateway must each name a different
-	// listener (sectionName). (In the rules, namespace is spelled
-	// __namespace__, as CEL reserves the word, and optional strings are
-	// read with has() rather than ?.orValue(), whose size the cost
-	// estimator cannot bound.)
+	// parentRefs are the Gateways the HTTPRoute attaches to: at most 8;
+	// two references to the same Gateway must each name a different
+	// listener (sectionName).
 	// +optional
-	// +kubebuilder:validation:MinItems=1
-	// +kubebuilder:validation:MaxItems=8
-	// +kubebuilder:validation:XValidation:rule="self.all(p, self.exists_one(q, q.name == p.name && (has(q.__namespace__) ? q.__namespace__ : '') == (has(p.__namespace__) ? p.__namespace__ : '') && (has(q.sectionName) ? q.sectionName : '') == (has(p.sectionName) ? p.sectionName : '')))",message="parentRefs must be unique"
-	// +kubebuilder:validation:XValidation:rule="self.all(p, has(p.sectionName) || self.exists_one(q, q.name == p.name && (has(q.__namespace__) ? q.__namespace__ : '') == (has(p.__namespace__) ? p.__namespace__ : '')))",message="two parentRefs to the same Gateway must each set sectionName"
-	ParentRefs []GatewayRef `json:"parentRefs,omitempty"`
+	ParentRefs GatewayRefs `json:"parentRefs,omitempty"`
 
 	// ingressClassName is the IngressClass of the Ingress: a DNS subdomain
 	// of at most 253 characters.
@@ -86,6 +81,13 @@ type Route struct {
 	// +kubebuilder:validation:MaxLength=253
 	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
 	TLSSecretName *string `json:"tlsSecretName,omitempty"`
+
+	// httpsRedirect makes the Gateway answer plain-HTTP requests for
+	// hostnames with a redirect to the same URL over https. HTTPRoute
+	// (parentRefs) only: the Ingress API has no redirect, and ingress
+	// controllers read theirs from annotations, which metadata sets.
+	// +optional
+	HTTPSRedirect *HTTPSRedirect `json:"httpsRedirect,omitempty"`
 
 	// metadata are labels and annotations for the HTTPRoute or the
 	// Ingress, such as cert-manager's cert-manager.io/cluster-issuer or
@@ -149,6 +151,35 @@ const (
 	// PathExact matches the path alone.
 	PathExact PathType = "Exact"
 )
+
+// GatewayRefs are Gateways a route attaches to: at most 8. Two
+// references to the same Gateway must each name a different listener
+// (sectionName). (In the rules, namespace is spelled __namespace__, as CEL
+// reserves the word, and optional strings are read with has() rather than
+// ?.orValue(), whose size the cost estimator cannot bound; an unset one
+// reads as '-', which no namespace or listener name can be.)
+//
+// +listType=atomic
+// +kubebuilder:validation:MinItems=1
+// +kubebuilder:validation:MaxItems=8
+// +kubebuilder:validation:XValidation:rule="self.all(p, self.exists_one(q, q.name == p.name && (has(q.__namespace__) ? q.__namespace__ : '-') == (has(p.__namespace__) ? p.__namespace__ : '-') && (has(q.sectionName) ? q.sectionName : '-') == (has(p.sectionName) ? p.sectionName : '-')))",message="parentRefs must be unique"
+// +kubebuilder:validation:XValidation:rule="self.all(p, has(p.sectionName) || self.exists_one(q, q.name == p.name && (has(q.__namespace__) ? q.__namespace__ : '-') == (has(p.__namespace__) ? p.__namespace__ : '-')))",message="two parentRefs to the same Gateway must each set sectionName"
+type GatewayRefs []GatewayRef
+
+// HTTPSRedirect names the Gateway listeners that redirect to https: the
+// controller keeps a second HTTPRoute, NAME.https-redirect, attached to
+// them, whose one rule answers every request for the route's hostnames
+// with a 301 redirect to the same URL over https.
+//
+// +kubebuilder:validation:XValidation:rule="self.parentRefs.all(r, has(r.sectionName))",message="each httpsRedirect parentRef must name the listener (sectionName) that redirects: a Gateway's other listeners serve the route",fieldPath=".parentRefs"
+type HTTPSRedirect struct {
+	// parentRefs are the plain-HTTP listeners, each a Gateway and its
+	// sectionName, that answer with the redirect. The route's own
+	// parentRefs must not attach to them, or the redirect would compete
+	// with the route on the same listener.
+	// +required
+	ParentRefs GatewayRefs `json:"parentRefs"`
+}
 
 // GatewayRef names a Gateway (gateway.networking.k8s.io) the HTTPRoute
 // attaches to, and optionally one of its listeners.

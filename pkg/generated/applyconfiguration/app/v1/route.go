@@ -56,13 +56,10 @@ type RouteApplyConfiguration struct {
 	// path, with port, is the prefix of the request paths the route sends
 	// to the port, "/" (every path) when unset.
 	Path *appv1.HTTPPath `json:"path,omitempty"`
-	// parentRefs are the Gateways the HTTPRoute attaches to: at most 8.
-	// Two references to the same Gateway must each name a different
-	// listener (sectionName). (In the rules, namespace is spelled
-	// __namespace__, as CEL reserves the word, and optional strings are
-	// read with has() rather than ?.orValue(), whose size the cost
-	// estimator cannot bound.)
-	ParentRefs []GatewayRefApplyConfiguration `json:"parentRefs,omitempty"`
+	// parentRefs are the Gateways the HTTPRoute attaches to: at most 8;
+	// two references to the same Gateway must each name a different
+	// listener (sectionName).
+	ParentRefs *appv1.GatewayRefs `json:"parentRefs,omitempty"`
 	// ingressClassName is the IngressClass of the Ingress: a DNS subdomain
 	// of at most 253 characters.
 	IngressClassName *string `json:"ingressClassName,omitempty"`
@@ -70,6 +67,11 @@ type RouteApplyConfiguration struct {
 	// holds the certificate the Ingress serves for hostnames (HTTPS): a DNS
 	// subdomain of at most 253 characters. Ingress only.
 	TLSSecretName *string `json:"tlsSecretName,omitempty"`
+	// httpsRedirect makes the Gateway answer plain-HTTP requests for
+	// hostnames with a redirect to the same URL over https. HTTPRoute
+	// (parentRefs) only: the Ingress API has no redirect, and ingress
+	// controllers read theirs from annotations, which metadata sets.
+	HTTPSRedirect *HTTPSRedirectApplyConfiguration `json:"httpsRedirect,omitempty"`
 	// metadata are labels and annotations for the HTTPRoute or the
 	// Ingress, such as cert-manager's cert-manager.io/cluster-issuer or
 	// external-dns's external-dns.alpha.kubernetes.io/hostname; see
@@ -122,16 +124,11 @@ func (b *RouteApplyConfiguration) WithPath(value appv1.HTTPPath) *RouteApplyConf
 	return b
 }
 
-// WithParentRefs adds the given value to the ParentRefs field in the declarative configuration
-// and returns the receiver, so that objects can be build by chaining "With" function invocations.
-// If called multiple times, values provided by each call will be appended to the ParentRefs field.
-func (b *RouteApplyConfiguration) WithParentRefs(values ...*GatewayRefApplyConfiguration) *RouteApplyConfiguration {
-	for i := range values {
-		if values[i] == nil {
-			panic("nil value passed to WithParentRefs")
-		}
-		b.ParentRefs = append(b.ParentRefs, *values[i])
-	}
+// WithParentRefs sets the ParentRefs field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the ParentRefs field is set to the value of the last call.
+func (b *RouteApplyConfiguration) WithParentRefs(value appv1.GatewayRefs) *RouteApplyConfiguration {
+	b.ParentRefs = &value
 	return b
 }
 
@@ -148,6 +145,14 @@ func (b *RouteApplyConfiguration) WithIngressClassName(value string) *RouteApply
 // If called multiple times, the TLSSecretName field is set to the value of the last call.
 func (b *RouteApplyConfiguration) WithTLSSecretName(value string) *RouteApplyConfiguration {
 	b.TLSSecretName = &value
+	return b
+}
+
+// WithHTTPSRedirect sets the HTTPSRedirect field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the HTTPSRedirect field is set to the value of the last call.
+func (b *RouteApplyConfiguration) WithHTTPSRedirect(value *HTTPSRedirectApplyConfiguration) *RouteApplyConfiguration {
+	b.HTTPSRedirect = value
 	return b
 }
 
