@@ -32,7 +32,6 @@ import (
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
-	gatewaylisters "sigs.k8s.io/gateway-api/pkg/client/listers/apis/v1"
 
 	appv1 "deployobject.dev/controller/pkg/apis/app/v1"
 	"deployobject.dev/controller/pkg/caches"
@@ -203,10 +202,11 @@ func (c *Controller) childEventHandler() cache.ResourceEventHandlerFuncs {
 	}
 }
 
-// watchGatewayAPI starts the HTTPRoute cache once the cluster serves
-// HTTPRoutes (see caches.GatewayRoutes), then syncs every DeployObject that asks
-// for an HTTPRoute: each was left Ready=False GatewayAPIUnavailable without
-// a retry, waiting for this. It returns when ctx ends.
+// watchGatewayAPI starts the HTTPRoute and GRPCRoute caches once the
+// cluster serves them (see caches.GatewayRoutes), then syncs every
+// DeployObject that asks for a Gateway API route: each was left Ready=False
+// GatewayAPIUnavailable without a retry, waiting for this. It returns when
+// ctx ends.
 func (c *Controller) watchGatewayAPI(ctx context.Context) {
 	if c.gateway == nil {
 		return
@@ -218,7 +218,7 @@ func (c *Controller) watchGatewayAPI(ctx context.Context) {
 			return
 		}
 		for _, d := range all {
-			if children.WantsHTTPRoute(d) {
+			if children.WantsGatewayRoute(d) {
 				c.enqueue(d)
 			}
 		}
@@ -647,9 +647,8 @@ func (c *Controller) syncChildren(ctx context.Context, dobj *appv1.DeployObject)
 		return out, actions, err
 	}
 
-	routes := c.gateway.Routes()
-	if kept := keptRoute(dobj, children.WantsHTTPRoute(dobj), children.KindIngress, c.ingresses.In(ns), func() bool {
-		return children.KeepsIngress(dobj, cachedHTTPRoute(routes, dobj))
+	if kept := keptRoute(dobj, children.WantsGatewayRoute(dobj), children.KindIngress, c.ingresses.In(ns), func() bool {
+		return children.KeepsIngress(dobj, c.gatewayRouteAccepted(dobj))
 	}); kept != "" {
 		out.KeptRoute = kept
 	} else {
@@ -659,54 +658,116 @@ func (c *Controller) syncChildren(ctx context.Context, dobj *appv1.DeployObject)
 			return out, actions, err
 		}
 	}
-
-	// Without the Gateway API there is no HTTPRoute to delete either. The
-	// problem is not retried: watchGatewayAPI syncs dobj again once
-	// HTTPRoutes are served.
-	routeUnavailable := func() {
-		if children.WantsHTTPRoute(dobj) {
-			out.Problems = append(out.Problems, children.Problem{Kind: children.KindHTTPRoute, Reason: appv1.ReasonGatewayAPIUnavailable,
-				Message: fmt.Sprintf("the cluster does not serve %s %ss (the Gateway API CRDs are not installed); the controller makes %s %s once it does", children.GatewayAPIGroupVersion, children.KindHTTPRoute, children.KindHTTPRoute, dobj.Name)})
-		}
-	}
-	if routes == nil {
-		routeUnavailable()
-		return out, actions, nil
-	}
-	if kept := keptRoute(dobj, children.WantsIngress(dobj), children.KindHTTPRoute, routes.HTTPRoutes(ns).Get, func() bool {
-		return children.KeepsHTTPRoute(dobj, out.Ingress)
-	}); kept != "" {
-		out.KeptRoute = kept
-		return out, actions, nil
-	}
-	// The route, and the one that redirects to https.
-	for _, r := range []struct {
-		name    string
-		want    bool
-		desired func(*appv1.DeployObject) (*gatewayv1.HTTPRoute, error)
-		synced  **gatewayv1.HTTPRoute
-	}{
-		{dobj.Name, children.WantsHTTPRoute(dobj), children.DesiredHTTPRoute, &out.HTTPRoute},
-		{children.HTTPSRedirectName(dobj), children.WantsHTTPSRedirect(dobj), children.DesiredHTTPSRedirect, &out.HTTPSRedirect},
-	} {
-		desired, err := r.desired(dobj)
-		if err != nil {
-			return out, actions, err
-		}
-		*r.synced, action, err = children.SyncOptionalNamed(ctx, dobj, r.name, r.want, desired,
-			children.UpdatedOps(children.KindHTTPRoute, routes.HTTPRoutes(ns).Get, c.gateway.Client.GatewayV1().HTTPRoutes(ns), children.MergeHTTPRoute, recheckOwner))
-		if children.IsResourceNotServed(err) {
-			// The Gateway API CRDs were removed since the cache was built.
-			c.gateway.Lost()
-			out.HTTPRoute, out.HTTPSRedirect = nil, nil
-			routeUnavailable()
-			return out, actions, nil
-		}
-		if err := record(children.KindHTTPRoute, action, err); err != nil {
-			return out, actions, err
-		}
+	if err := c.syncGatewayRoutes(ctx, dobj, &out, record, recheckOwner); err != nil {
+		return out, actions, err
 	}
 	return out, actions, nil
+}
+
+// syncGatewayRoutes brings dobj's Gateway API routes in line, as
+// syncChildren does its other children: the HTTPRoute and the one that
+// redirects to https, and the GRPCRoute. Without the Gateway API, or
+// without one of the two kinds, there is no route of that kind to delete
+// either; the problem is not retried: watchGatewayAPI syncs dobj again
+// once the kind is served.
+func (c *Controller) syncGatewayRoutes(ctx context.Context, dobj *appv1.DeployObject, out *status.Outcome, record func(kind, action string, err error) error, recheckOwner func(context.Context) error) error {
+	ns := dobj.Namespace
+	unavailable := func(kind, name string) {
+		out.Problems = append(out.Problems, children.Problem{Kind: kind, Reason: appv1.ReasonGatewayAPIUnavailable,
+			Message: fmt.Sprintf("the cluster does not serve %s %ss (the Gateway API CRDs are not installed); the controller makes %s %s once it does", children.GatewayAPIGroupVersion, kind, kind, name)})
+	}
+	httpUnavailable := func() {
+		switch {
+		case children.WantsHTTPRoute(dobj):
+			unavailable(children.KindHTTPRoute, dobj.Name)
+		case children.WantsHTTPSRedirect(dobj):
+			unavailable(children.KindHTTPRoute, children.HTTPSRedirectName(dobj))
+		}
+	}
+	if routes := c.gateway.Routes(); routes == nil {
+		httpUnavailable()
+	} else if kept := keptRoute(dobj, children.WantsIngress(dobj), children.KindHTTPRoute, routes.HTTPRoutes(ns).Get, func() bool {
+		return children.KeepsGatewayRoute(dobj, out.Ingress)
+	}); kept != "" {
+		out.KeptRoute = kept
+	} else {
+		// The route, and the one that redirects to https.
+		for _, r := range []struct {
+			name    string
+			want    bool
+			desired func(*appv1.DeployObject) (*gatewayv1.HTTPRoute, error)
+			synced  **gatewayv1.HTTPRoute
+		}{
+			{dobj.Name, children.WantsHTTPRoute(dobj), children.DesiredHTTPRoute, &out.HTTPRoute},
+			{children.HTTPSRedirectName(dobj), children.WantsHTTPSRedirect(dobj), children.DesiredHTTPSRedirect, &out.HTTPSRedirect},
+		} {
+			desired, err := r.desired(dobj)
+			if err != nil {
+				return err
+			}
+			synced, action, err := children.SyncOptionalNamed(ctx, dobj, r.name, r.want, desired,
+				children.UpdatedOps(children.KindHTTPRoute, routes.HTTPRoutes(ns).Get, c.gateway.Client.GatewayV1().HTTPRoutes(ns), children.MergeHTTPRoute, recheckOwner))
+			if children.IsResourceNotServed(err) {
+				// The Gateway API CRDs were removed since the cache was built.
+				c.gateway.Lost()
+				out.HTTPRoute, out.HTTPSRedirect = nil, nil
+				httpUnavailable()
+				break
+			}
+			*r.synced = synced
+			if err := record(children.KindHTTPRoute, action, err); err != nil {
+				return err
+			}
+		}
+	}
+
+	grpcRoutes := c.gateway.GRPCRoutes()
+	if grpcRoutes == nil {
+		if children.WantsGRPCRoute(dobj) {
+			unavailable(children.KindGRPCRoute, dobj.Name)
+		}
+		return nil
+	}
+	if kept := keptRoute(dobj, children.WantsIngress(dobj), children.KindGRPCRoute, grpcRoutes.GRPCRoutes(ns).Get, func() bool {
+		return children.KeepsGatewayRoute(dobj, out.Ingress)
+	}); kept != "" {
+		out.KeptRoute = kept
+		return nil
+	}
+	desired, err := children.DesiredGRPCRoute(dobj)
+	if err != nil {
+		return err
+	}
+	synced, action, err := children.SyncOptional(ctx, dobj, children.WantsGRPCRoute(dobj), desired,
+		children.UpdatedOps(children.KindGRPCRoute, grpcRoutes.GRPCRoutes(ns).Get, c.gateway.Client.GatewayV1().GRPCRoutes(ns), children.MergeGRPCRoute, recheckOwner))
+	if children.IsResourceNotServed(err) {
+		c.gateway.LostGRPC()
+		if children.WantsGRPCRoute(dobj) {
+			unavailable(children.KindGRPCRoute, dobj.Name)
+		}
+		return nil
+	}
+	out.GRPCRoute = synced
+	return record(children.KindGRPCRoute, action, err)
+}
+
+// gatewayRouteAccepted reports whether the Gateway API route dobj asks for
+// exists, as the cache holds it, and every Gateway has accepted it.
+func (c *Controller) gatewayRouteAccepted(dobj *appv1.DeployObject) bool {
+	if children.WantsGRPCRoute(dobj) {
+		routes := c.gateway.GRPCRoutes()
+		if routes == nil {
+			return false
+		}
+		r, err := routes.GRPCRoutes(dobj.Namespace).Get(dobj.Name)
+		return err == nil && metav1.IsControlledBy(r, dobj) && children.GRPCRouteCondition(dobj, r, nil).Status == metav1.ConditionTrue
+	}
+	routes := c.gateway.Routes()
+	if routes == nil {
+		return false
+	}
+	r, err := routes.HTTPRoutes(dobj.Namespace).Get(dobj.Name)
+	return err == nil && metav1.IsControlledBy(r, dobj) && children.HTTPRouteCondition(dobj, r, nil).Status == metav1.ConditionTrue
 }
 
 // keptRoute names dobj's route of kind, which its spec no longer asks for,
@@ -723,18 +784,6 @@ func keptRoute[T metav1.Object](dobj *appv1.DeployObject, switching bool, kind s
 		return ""
 	}
 	return kind + " " + live.GetName()
-}
-
-// cachedHTTPRoute is dobj's HTTPRoute as routes holds it, or nil.
-func cachedHTTPRoute(routes gatewaylisters.HTTPRouteLister, dobj *appv1.DeployObject) *gatewayv1.HTTPRoute {
-	if routes == nil {
-		return nil
-	}
-	r, err := routes.HTTPRoutes(dobj.Namespace).Get(dobj.Name)
-	if err != nil || !metav1.IsControlledBy(r, dobj) {
-		return nil
-	}
-	return r
 }
 
 // syncDeployment brings the Deployment in line with desired, whose hash

@@ -85,6 +85,7 @@ type fixture struct {
 	ingresses   []*networkingv1.Ingress
 	policies    []*networkingv1.NetworkPolicy
 	httpRoutes  []*gatewayv1.HTTPRoute
+	grpcRoutes  []*gatewayv1.GRPCRoute
 	// gatewayAPI: the cluster serves HTTPRoutes, and their cache has
 	// synced.
 	gatewayAPI bool
@@ -161,6 +162,9 @@ func (f *fixture) newController(ctx context.Context) *Controller {
 	for _, r := range f.httpRoutes {
 		routeObjs = append(routeObjs, r)
 	}
+	for _, r := range f.grpcRoutes {
+		routeObjs = append(routeObjs, r)
+	}
 	f.gatewayClient = gatewayfake.NewClientset(routeObjs...)
 	gateway := &caches.GatewayRoutes{Client: f.gatewayClient}
 	if f.gatewayAPI {
@@ -169,6 +173,11 @@ func (f *fixture) newController(ctx context.Context) *Controller {
 			mustAdd(f.t, routes, r.DeepCopy())
 		}
 		gateway.Lister = gatewaylisters.NewHTTPRouteLister(routes)
+		grpcRoutes := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{})
+		for _, r := range f.grpcRoutes {
+			mustAdd(f.t, grpcRoutes, r.DeepCopy())
+		}
+		gateway.GRPCLister = gatewaylisters.NewGRPCRouteLister(grpcRoutes)
 	}
 	f.recorder = record.NewFakeRecorder(10)
 
@@ -2381,6 +2390,78 @@ func TestSyncHTTPSRedirect(t *testing.T) {
 		expectActions(t, actions, "patch deployobjects/status", "delete httproutes")
 		if d := actions[1].(core.DeleteAction); d.GetName() != "web.https-redirect" || *d.GetDeleteOptions().Preconditions.UID != "uid-redirect" {
 			t.Errorf("deleted %s (preconditions %+v), want web.https-redirect", d.GetName(), d.GetDeleteOptions().Preconditions)
+		}
+	})
+}
+
+// TestSyncGRPCRoute: a route to gRPC ports makes a GRPCRoute instead of an
+// HTTPRoute; steady state writes nothing; a port that turns to gRPC
+// replaces the HTTPRoute by a GRPCRoute; without GRPCRoutes served, the
+// DeployObject says so.
+func TestSyncGRPCRoute(t *testing.T) {
+	t.Run("created", func(t *testing.T) {
+		f := newFixture(t)
+		f.gatewayAPI = true
+		dobj := testobjects.NewDeployObject(testobjects.WithGRPCRoute)
+		f.dobjs = []*appv1.DeployObject{dobj}
+		err, actions := f.sync()
+		if err != nil {
+			t.Fatalf("sync: %v", err)
+		}
+		expectActions(t, actions, "create deployments", "create services", "patch deployobjects/status", "create grpcroutes")
+		want, err := children.DesiredGRPCRoute(dobj)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := actions[3].(core.CreateAction).GetObject(); !testobjects.EqualObjects(got, want) {
+			t.Errorf("created GRPCRoute differs from desired:\n%s", diff.Diff(want, got))
+		}
+	})
+	t.Run("steady state writes nothing", func(t *testing.T) {
+		f := newFixture(t)
+		f.gatewayAPI = true
+		dobj := testobjects.NewDeployObject(testobjects.WithGRPCRoute)
+		f.withLiveChildren(dobj)
+		f.grpcRoutes = []*gatewayv1.GRPCRoute{testobjects.LiveGRPCRoute(dobj)}
+		dobj.Status = status.Compute(dobj, status.Outcome{Deployment: testobjects.LiveDeployment(dobj), Service: testobjects.LiveService(dobj), GRPCRoute: testobjects.LiveGRPCRoute(dobj), DeploymentHash: testobjects.MustHash(dobj)}, testobjects.Earlier)
+		err, actions := f.sync()
+		if err != nil {
+			t.Fatalf("sync: %v", err)
+		}
+		expectActions(t, actions)
+		if r := meta.FindStatusCondition(dobj.Status.Conditions, appv1.ConditionRoute); r == nil || r.Status != metav1.ConditionTrue || !strings.Contains(r.Message, "GRPCRoute web") {
+			t.Errorf("Route = %+v, want True about the GRPCRoute", r)
+		}
+	})
+	t.Run("a port turned to gRPC replaces the HTTPRoute", func(t *testing.T) {
+		f := newFixture(t)
+		f.gatewayAPI = true
+		before := testobjects.NewDeployObject(testobjects.WithHTTPRoute)
+		f.withLiveChildren(before)
+		f.httpRoutes = []*gatewayv1.HTTPRoute{testobjects.LiveHTTPRoute(before)}
+		dobj := testobjects.NewDeployObject(testobjects.WithHTTPRoute, func(d *appv1.DeployObject) { d.Spec.Ports[0].AppProtocol = ptr.To("grpc") })
+		f.dobjs = []*appv1.DeployObject{dobj}
+		err, actions := f.sync()
+		if err != nil {
+			t.Fatalf("sync: %v", err)
+		}
+		expectActions(t, actions, "get services", "update services", "patch deployobjects/status", "delete httproutes", "create grpcroutes")
+	})
+	t.Run("GRPCRoutes not served", func(t *testing.T) {
+		f := newFixture(t)
+		f.gatewayAPI = true
+		dobj := testobjects.NewDeployObject(testobjects.WithGRPCRoute)
+		f.dobjs = []*appv1.DeployObject{dobj}
+		_, ctx := ktesting.NewTestContext(t)
+		c := f.newController(ctx)
+		c.gateway.GRPCLister = nil
+		if err := c.syncHandler(ctx, testobjects.TestKey); err != nil {
+			t.Fatalf("sync: %v, want the problem reported, not retried", err)
+		}
+		actions := writes(f.kubeClient.Actions(), f.client.Actions(), f.gatewayClient.Actions())
+		expectActions(t, actions, "create deployments", "create services", "patch deployobjects/status")
+		if r := readyOf(t, actions[2]); r.Reason != appv1.ReasonGatewayAPIUnavailable || !strings.Contains(r.Message, "GRPCRoutes") {
+			t.Errorf("Ready = %+v, want GatewayAPIUnavailable about GRPCRoutes", r)
 		}
 	})
 }

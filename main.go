@@ -1,7 +1,7 @@
 // Command deployobject-controller keeps, for every DeployObject
 // (app.deployobject.dev/v1), a Deployment and, when the DeployObject asks
 // for them, a Service, PodDisruptionBudget, HorizontalPodAutoscaler,
-// NetworkPolicy and Ingress or HTTPRoute in line with it, and reports their state in the
+// NetworkPolicy and Ingress, HTTPRoute or GRPCRoute in line with it, and reports their state in the
 // DeployObject's status.
 //
 // main.go wires the process (flags, clients, informers, leader election,
@@ -139,6 +139,9 @@ func run(ctx context.Context, opts *options.Options) error {
 			Recheck:   caches.GatewayAPIRecheck,
 			Informer: func() (cache.SharedIndexInformer, error) {
 				return caches.NewHTTPRouteInformer(gatewayClient, opts.Namespace, caches.NamedInformers{Name: informerName, Metrics: controllerMetrics.Informers})
+			},
+			GRPCInformer: func() (cache.SharedIndexInformer, error) {
+				return caches.NewGRPCRouteInformer(gatewayClient, opts.Namespace, caches.NamedInformers{Name: informerName, Metrics: controllerMetrics.Informers})
 			},
 		},
 		recorder, controllerMetrics.Reconcile)

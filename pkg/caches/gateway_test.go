@@ -24,19 +24,20 @@ import (
 
 func TestGatewayAPIServed(t *testing.T) {
 	for _, tc := range []struct {
-		name      string
-		resources []*metav1.APIResourceList
-		want      bool
+		name       string
+		resources  []*metav1.APIResourceList
+		http, grpc bool
 	}{
-		{"no Gateway API", nil, false},
-		{"Gateway API without HTTPRoutes", []*metav1.APIResourceList{{GroupVersion: "gateway.networking.k8s.io/v1", APIResources: []metav1.APIResource{{Name: "gateways"}}}}, false},
-		{"HTTPRoutes served", []*metav1.APIResourceList{{GroupVersion: "gateway.networking.k8s.io/v1", APIResources: []metav1.APIResource{{Name: "gateways"}, {Name: "httproutes"}}}}, true},
+		{"no Gateway API", nil, false, false},
+		{"Gateway API without routes", []*metav1.APIResourceList{{GroupVersion: "gateway.networking.k8s.io/v1", APIResources: []metav1.APIResource{{Name: "gateways"}}}}, false, false},
+		{"HTTPRoutes served", []*metav1.APIResourceList{{GroupVersion: "gateway.networking.k8s.io/v1", APIResources: []metav1.APIResource{{Name: "gateways"}, {Name: "httproutes"}}}}, true, false},
+		{"both served", []*metav1.APIResourceList{{GroupVersion: "gateway.networking.k8s.io/v1", APIResources: []metav1.APIResource{{Name: "grpcroutes"}, {Name: "httproutes"}}}}, true, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			g := &GatewayRoutes{Discovery: &discoveryfake.FakeDiscovery{Fake: &core.Fake{Resources: tc.resources}}}
 			got, err := g.served()
-			if err != nil || got != tc.want {
-				t.Errorf("served() = %v, %v; want %v", got, err, tc.want)
+			if err != nil || got["httproutes"] != tc.http || got["grpcroutes"] != tc.grpc {
+				t.Errorf("served() = %v, %v; want httproutes %v, grpcroutes %v", got, err, tc.http, tc.grpc)
 			}
 		})
 	}
@@ -53,7 +54,7 @@ func (d *switchableDiscovery) ServerResourcesForGroupVersion(gv string) (*metav1
 	if !d.served.Load() {
 		return nil, apierrors.NewNotFound(schema.GroupResource{}, gv)
 	}
-	return &metav1.APIResourceList{GroupVersion: gv, APIResources: []metav1.APIResource{{Name: "httproutes"}}}, nil
+	return &metav1.APIResourceList{GroupVersion: gv, APIResources: []metav1.APIResource{{Name: "httproutes"}, {Name: "grpcroutes"}}}, nil
 }
 
 // testGatewayRoutes is a GatewayRoutes over client and disc that asks
@@ -65,9 +66,15 @@ func testGatewayRoutes(t *testing.T, informerName string, client *gatewayfake.Cl
 		t.Fatal(err)
 	}
 	t.Cleanup(name.Release)
-	return &GatewayRoutes{Client: client, Discovery: disc, Recheck: 10 * time.Millisecond, Informer: func() (cache.SharedIndexInformer, error) {
-		return NewHTTPRouteInformer(client, metav1.NamespaceAll, NamedInformers{name, metrics.NewInformerMetrics(prometheus.NewRegistry())})
-	}}
+	id := NamedInformers{name, metrics.NewInformerMetrics(prometheus.NewRegistry())}
+	return &GatewayRoutes{Client: client, Discovery: disc, Recheck: 10 * time.Millisecond,
+		Informer: func() (cache.SharedIndexInformer, error) {
+			return NewHTTPRouteInformer(client, metav1.NamespaceAll, id)
+		},
+		GRPCInformer: func() (cache.SharedIndexInformer, error) {
+			return NewGRPCRouteInformer(client, metav1.NamespaceAll, id)
+		},
+	}
 }
 
 // TestGatewayRoutesStartWhenServed: the controller may start syncing as
@@ -79,7 +86,8 @@ func TestGatewayRoutesStartWhenServed(t *testing.T) {
 	defer cancel()
 	disc := &switchableDiscovery{}
 	route := testobjects.LiveHTTPRoute(testobjects.NewDeployObject(testobjects.WithHTTPRoute))
-	client := gatewayfake.NewClientset(route)
+	grpcRoute := testobjects.LiveGRPCRoute(testobjects.NewDeployObject(testobjects.WithGRPCRoute, func(d *appv1.DeployObject) { d.Name = "rpc" }))
+	client := gatewayfake.NewClientset(route, grpcRoute)
 	g := testGatewayRoutes(t, "test-gateway-routes", client, disc)
 	synced := make(chan struct{})
 	done := make(chan struct{})
@@ -98,8 +106,8 @@ func TestGatewayRoutesStartWhenServed(t *testing.T) {
 	if err := wait.PollUntilContextTimeout(ctx, 5*time.Millisecond, 5*time.Second, true, func(context.Context) (bool, error) { return g.HasSynced(), nil }); err != nil {
 		t.Fatal("syncs never allowed without the Gateway API")
 	}
-	if g.Routes() != nil {
-		t.Fatal("an HTTPRoute cache without the Gateway API")
+	if g.Routes() != nil || g.GRPCRoutes() != nil {
+		t.Fatal("a route cache without the Gateway API")
 	}
 	disc.served.Store(true)
 	select {
@@ -110,6 +118,10 @@ func TestGatewayRoutesStartWhenServed(t *testing.T) {
 	got, err := g.Routes().HTTPRoutes(route.Namespace).Get(route.Name)
 	if err != nil || got.UID != route.UID {
 		t.Errorf("cached HTTPRoute = %v, %v", got, err)
+	}
+	gotGRPC, err := g.GRPCRoutes().GRPCRoutes(grpcRoute.Namespace).Get(grpcRoute.Name)
+	if err != nil || gotGRPC.UID != grpcRoute.UID {
+		t.Errorf("cached GRPCRoute = %v, %v", gotGRPC, err)
 	}
 }
 
@@ -138,13 +150,13 @@ func TestGatewayRoutesFollowRemoval(t *testing.T) {
 			t.Fatalf("%s: not within 5s", what)
 		}
 	}
-	waitFor("the cache offered", func() bool { return g.Routes() != nil && changes.Load() == 1 })
+	waitFor("the caches offered", func() bool { return g.Routes() != nil && g.GRPCRoutes() != nil && changes.Load() == 1 })
 	if !g.HasSynced() {
 		t.Fatal("a cluster serving HTTPRoutes from the start holds back the syncs after their cache synced")
 	}
 
 	disc.served.Store(false)
-	waitFor("the cache withdrawn once discovery no longer shows HTTPRoutes", func() bool { return g.Routes() == nil && changes.Load() == 2 })
+	waitFor("the caches withdrawn once discovery no longer shows the routes", func() bool { return g.Routes() == nil && g.GRPCRoutes() == nil && changes.Load() == 2 })
 	// Back: the informer lists them again (a new resourceVersion) before its
 	// cache is offered.
 	disc.served.Store(true)
@@ -154,10 +166,17 @@ func TestGatewayRoutesFollowRemoval(t *testing.T) {
 	})), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	waitFor("the cache offered again", func() bool { return g.Routes() != nil && changes.Load() == 3 })
+	if _, err := client.GatewayV1().GRPCRoutes("apps").Create(ctx, testobjects.LiveGRPCRoute(testobjects.NewDeployObject(testobjects.WithGRPCRoute)), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor("the caches offered again", func() bool { return g.Routes() != nil && g.GRPCRoutes() != nil && changes.Load() == 3 })
 
 	g.Lost()
-	if g.Routes() != nil {
-		t.Error("the cache still offered after a write was answered 404")
+	if g.Routes() != nil || g.GRPCRoutes() == nil {
+		t.Error("after an HTTPRoute write was answered 404, the HTTPRoute cache is still offered, or the GRPCRoute one is not")
+	}
+	g.LostGRPC()
+	if g.GRPCRoutes() != nil {
+		t.Error("the GRPCRoute cache still offered after a write was answered 404")
 	}
 }

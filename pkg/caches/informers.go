@@ -105,6 +105,17 @@ func NewHTTPRouteInformer(client gatewayclient.Interface, namespace string, id N
 	return inf, nil
 }
 
+// NewGRPCRouteInformer is the informer of GRPCRoutes, built as
+// NewHTTPRouteInformer builds that of HTTPRoutes.
+func NewGRPCRouteInformer(client gatewayclient.Interface, namespace string, id NamedInformers) (cache.SharedIndexInformer, error) {
+	l := client.GatewayV1().GRPCRoutes(namespace)
+	inf := id.informer(client, &gatewayv1.GRPCRoute{}, gatewayv1.SchemeGroupVersion.WithResource("grpcroutes"), 0, listWatch(l.List, l.Watch, managedOnly))
+	if err := inf.SetTransform(Transform); err != nil {
+		return nil, fmt.Errorf("setting the GRPCRoute informer's transform: %w", err)
+	}
+	return inf, nil
+}
+
 // NamedInformers gives informers a name and a metrics provider, for
 // client-go's informer metrics: informer_queued_items and
 // informer_processing_latency_seconds need the name, and

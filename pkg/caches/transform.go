@@ -55,6 +55,8 @@ func Transform(obj any) (any, error) {
 		return pack(children.SlimNetworkPolicy(o))
 	case *gatewayv1.HTTPRoute:
 		return children.SlimHTTPRoute(o), nil
+	case *gatewayv1.GRPCRoute:
+		return children.SlimGRPCRoute(o), nil
 	}
 	return obj, nil
 }

@@ -1,6 +1,7 @@
 // Package children owns what the controller makes for a DeployObject: one
 // file per kind of child (the Deployment and its pod template, the Service,
-// PodDisruptionBudget, HorizontalPodAutoscaler, Ingress and HTTPRoute), each
+// PodDisruptionBudget, HorizontalPodAutoscaler, NetworkPolicy, Ingress,
+// HTTPRoute with its redirect to https, and GRPCRoute), each
 // holding what is asked of that kind, how a live object is compared with
 // it, what the cache keeps of it and how it is reported as a condition.
 // Beside them: how one child is created, adopted, updated or deleted

@@ -13,9 +13,10 @@ import (
 )
 
 // The HTTPRoute (gateway.networking.k8s.io/v1): what the controller asks of
-// it, how a live one is judged in line, what the cache keeps, how it is
-// reported, and how the controller finds out that the cluster serves
-// HTTPRoutes at all. It exists only while spec.route sets parentRefs.
+// it, how a live one is judged in line, what the cache keeps and how it is
+// reported. It exists only while spec.route sets parentRefs and sends to
+// ports other than gRPC ones (see grpcroute.go); a second one, which
+// redirects to https, while spec.route sets httpsRedirect.
 //
 // The controller owns the whole spec and its labels. The Gateway API CRDs
 // fill in defaults (parent and backend group and kind, the backend weight,
@@ -32,10 +33,16 @@ const KindHTTPRoute = "HTTPRoute"
 // GatewayAPIGroupVersion is what discovery must serve, with httproutes.
 var GatewayAPIGroupVersion = gatewayv1.SchemeGroupVersion
 
-// WantsHTTPRoute reports whether dobj asks for an HTTPRoute.
-func WantsHTTPRoute(dobj *appv1.DeployObject) bool {
+// WantsGatewayRoute reports whether dobj asks for a route attached to
+// Gateways: an HTTPRoute, or a GRPCRoute for gRPC ports.
+func WantsGatewayRoute(dobj *appv1.DeployObject) bool {
 	r := dobj.Spec.Route
 	return r != nil && len(r.ParentRefs) > 0
+}
+
+// WantsHTTPRoute reports whether dobj asks for an HTTPRoute.
+func WantsHTTPRoute(dobj *appv1.DeployObject) bool {
+	return WantsGatewayRoute(dobj) && !routesGRPC(dobj)
 }
 
 // DesiredHTTPRoute is the HTTPRoute dobj asks for, stamped with the hash of
@@ -55,12 +62,6 @@ func DesiredHTTPRoute(dobj *appv1.DeployObject) (*gatewayv1.HTTPRoute, error) {
 		},
 	}
 	for _, rule := range RouteRules(r) {
-		var port gatewayv1.PortNumber
-		for _, p := range dobj.Spec.Ports {
-			if p.Name == rule.Port {
-				port = ServicePort(p)
-			}
-		}
 		match := gatewayv1.PathMatchPathPrefix
 		if rule.PathType == appv1.PathExact {
 			match = gatewayv1.PathMatchExact
@@ -70,15 +71,7 @@ func DesiredHTTPRoute(dobj *appv1.DeployObject) (*gatewayv1.HTTPRoute, error) {
 				Type:  ptr.To(match),
 				Value: ptr.To(string(rule.Path)),
 			}}},
-			BackendRefs: []gatewayv1.HTTPBackendRef{{BackendRef: gatewayv1.BackendRef{
-				BackendObjectReference: gatewayv1.BackendObjectReference{
-					Group: ptr.To(gatewayv1.Group("")),
-					Kind:  ptr.To(gatewayv1.Kind("Service")),
-					Name:  gatewayv1.ObjectName(dobj.Name),
-					Port:  &port,
-				},
-				Weight: ptr.To[int32](1),
-			}}},
+			BackendRefs: []gatewayv1.HTTPBackendRef{{BackendRef: serviceBackend(dobj, rule.Port)}},
 		}
 		if rule.Timeout != nil {
 			out.Timeouts = &gatewayv1.HTTPRouteTimeouts{Request: ptr.To(gatewayv1.Duration(*rule.Timeout))}
@@ -91,7 +84,7 @@ func DesiredHTTPRoute(dobj *appv1.DeployObject) (*gatewayv1.HTTPRoute, error) {
 // WantsHTTPSRedirect reports whether dobj asks for the HTTPRoute that
 // redirects to https.
 func WantsHTTPSRedirect(dobj *appv1.DeployObject) bool {
-	return WantsHTTPRoute(dobj) && dobj.Spec.Route.HTTPSRedirect != nil
+	return WantsGatewayRoute(dobj) && dobj.Spec.Route.HTTPSRedirect != nil
 }
 
 // HTTPSRedirectName is the name of dobj's HTTPRoute that redirects to
@@ -145,7 +138,28 @@ func stampedRoute(route *gatewayv1.HTTPRoute, r *appv1.Route) (*gatewayv1.HTTPRo
 	return route, nil
 }
 
-// parentReferences are refs as an HTTPRoute names them, with the group and
+// serviceBackend is dobj's Service as a route's backend, at the number of
+// the port named port, with the kind, group and weight the Gateway API CRDs
+// would default.
+func serviceBackend(dobj *appv1.DeployObject, port string) gatewayv1.BackendRef {
+	var number gatewayv1.PortNumber
+	for _, p := range dobj.Spec.Ports {
+		if p.Name == port {
+			number = ServicePort(p)
+		}
+	}
+	return gatewayv1.BackendRef{
+		BackendObjectReference: gatewayv1.BackendObjectReference{
+			Group: ptr.To(gatewayv1.Group("")),
+			Kind:  ptr.To(gatewayv1.Kind("Service")),
+			Name:  gatewayv1.ObjectName(dobj.Name),
+			Port:  &number,
+		},
+		Weight: ptr.To[int32](1),
+	}
+}
+
+// parentReferences are refs as a route names them, with the group and
 // kind the Gateway API CRDs would default.
 func parentReferences(refs []appv1.GatewayRef) []gatewayv1.ParentReference {
 	parents := make([]gatewayv1.ParentReference, len(refs))
@@ -173,9 +187,7 @@ func hostnames(r *appv1.Route) []gatewayv1.Hostname {
 // whether that changed anything. When nothing changed it returns live
 // itself.
 func MergeHTTPRoute(live, desired *gatewayv1.HTTPRoute) (*gatewayv1.HTTPRoute, bool) {
-	if live.Annotations[appv1.AnnotationRouteHash] == desired.Annotations[appv1.AnnotationRouteHash] &&
-		childMetadataInSync(live.ObjectMeta, desired.ObjectMeta) &&
-		Covers(live.Spec, desired.Spec) {
+	if routeInSync(live.ObjectMeta, desired.ObjectMeta, live.Spec, desired.Spec) {
 		return live, false
 	}
 	out := live.DeepCopy()
@@ -184,12 +196,27 @@ func MergeHTTPRoute(live, desired *gatewayv1.HTTPRoute) (*gatewayv1.HTTPRoute, b
 	return out, true
 }
 
+// routeInSync reports whether a live Gateway API route, by its metadata
+// and spec, is in line with the desired one: the same hash of the spec,
+// the owned labels and annotations, and every value the desired spec sets.
+func routeInSync[S any](live, desired metav1.ObjectMeta, liveSpec, desiredSpec S) bool {
+	return live.Annotations[appv1.AnnotationRouteHash] == desired.Annotations[appv1.AnnotationRouteHash] &&
+		childMetadataInSync(live, desired) && Covers(liveSpec, desiredSpec)
+}
+
 // SlimHTTPRoute keeps the spec, the hash annotation MergeHTTPRoute reads,
 // and of the status, each parent's Accepted and ResolvedRefs conditions,
 // which HTTPRouteCondition reads.
 func SlimHTTPRoute(r *gatewayv1.HTTPRoute) *gatewayv1.HTTPRoute {
 	r.ObjectMeta = slimMetaOwning(r.ObjectMeta, appv1.AnnotationRouteHash)
-	parents := r.Status.Parents
+	r.Status = gatewayv1.HTTPRouteStatus{RouteStatus: slimRouteStatus(r.Status.RouteStatus)}
+	return r
+}
+
+// slimRouteStatus keeps of a route's status each parent's Accepted and
+// ResolvedRefs conditions, which gatewayRouteCondition reads.
+func slimRouteStatus(st gatewayv1.RouteStatus) gatewayv1.RouteStatus {
+	parents := st.Parents
 	for i := range parents {
 		kept := parents[i].Conditions[:0]
 		for _, c := range parents[i].Conditions {
@@ -201,8 +228,7 @@ func SlimHTTPRoute(r *gatewayv1.HTTPRoute) *gatewayv1.HTTPRoute {
 		clear(parents[i].Conditions[len(kept):])
 		parents[i] = gatewayv1.RouteParentStatus{ParentRef: parents[i].ParentRef, ControllerName: Intern(parents[i].ControllerName), Conditions: kept}
 	}
-	r.Status = gatewayv1.HTTPRouteStatus{RouteStatus: gatewayv1.RouteStatus{Parents: parents}}
-	return r
+	return gatewayv1.RouteStatus{Parents: parents}
 }
 
 // HTTPRouteCondition reports the HTTPRoute of dobj: why it is missing
@@ -211,32 +237,48 @@ func SlimHTTPRoute(r *gatewayv1.HTTPRoute) *gatewayv1.HTTPRoute {
 // and resolved its backend, from the Accepted and ResolvedRefs conditions
 // the Gateway controllers write for the route's current generation.
 func HTTPRouteCondition(dobj *appv1.DeployObject, route *gatewayv1.HTTPRoute, problem *Problem) metav1.Condition {
+	if route == nil || problem != nil {
+		return missingRouteCondition(KindHTTPRoute, dobj, problem)
+	}
+	return gatewayRouteCondition(KindHTTPRoute, &route.ObjectMeta, route.Spec.ParentRefs, route.Status.RouteStatus)
+}
+
+// missingRouteCondition is the Route condition of a route of kind that
+// the sync could not make (problem), or that does not exist yet.
+func missingRouteCondition(kind string, dobj *appv1.DeployObject, problem *Problem) metav1.Condition {
 	c := metav1.Condition{Type: appv1.ConditionRoute, Status: metav1.ConditionFalse, Reason: appv1.ReasonProgressing}
 	if problem != nil {
 		c.Reason, c.Message = problem.Reason, BoundMessage(problem.Message)
-		return c
+	} else {
+		c.Message = fmt.Sprintf("%s %s does not exist yet", kind, dobj.Name)
 	}
-	if route == nil {
-		c.Message = fmt.Sprintf("%s %s does not exist yet", KindHTTPRoute, dobj.Name)
-		return c
-	}
+	return c
+}
+
+// gatewayRouteCondition is the Route condition of a Gateway API route of
+// kind, with meta, parentRefs and status: whether every parent Gateway
+// asked for has accepted it and resolved its backend, from the Accepted
+// and ResolvedRefs conditions the Gateway controllers write for the
+// route's current generation.
+func gatewayRouteCondition(kind string, meta *metav1.ObjectMeta, refs []gatewayv1.ParentReference, status gatewayv1.RouteStatus) metav1.Condition {
+	c := metav1.Condition{Type: appv1.ConditionRoute, Status: metav1.ConditionFalse, Reason: appv1.ReasonProgressing}
 	var waiting, accepted []string
-	for _, ref := range route.Spec.ParentRefs {
-		parent := ParentName(ref, route.Namespace)
-		st := parentStatus(route, ref)
+	for _, ref := range refs {
+		parent := ParentName(ref, meta.Namespace)
+		st := parentStatus(status, ref, meta.Namespace)
 		var acc, res *metav1.Condition
 		if st != nil {
-			acc = currentCondition(st.Conditions, gatewayv1.RouteConditionAccepted, route.Generation)
-			res = currentCondition(st.Conditions, gatewayv1.RouteConditionResolvedRefs, route.Generation)
+			acc = currentCondition(st.Conditions, gatewayv1.RouteConditionAccepted, meta.Generation)
+			res = currentCondition(st.Conditions, gatewayv1.RouteConditionResolvedRefs, meta.Generation)
 		}
 		switch {
 		case acc != nil && acc.Status == metav1.ConditionFalse:
 			c.Reason = reasonOr(acc.Reason, "NotAccepted")
-			c.Message = BoundMessage(fmt.Sprintf("Gateway %s does not accept %s %s: %s", parent, KindHTTPRoute, route.Name, acc.Message))
+			c.Message = BoundMessage(fmt.Sprintf("Gateway %s does not accept %s %s: %s", parent, kind, meta.Name, acc.Message))
 			return c
 		case res != nil && res.Status == metav1.ConditionFalse:
 			c.Reason = reasonOr(res.Reason, "UnresolvedRefs")
-			c.Message = BoundMessage(fmt.Sprintf("Gateway %s cannot resolve the references of %s %s: %s", parent, KindHTTPRoute, route.Name, res.Message))
+			c.Message = BoundMessage(fmt.Sprintf("Gateway %s cannot resolve the references of %s %s: %s", parent, kind, meta.Name, res.Message))
 			return c
 		case acc == nil || res == nil:
 			waiting = append(waiting, parent)
@@ -245,11 +287,11 @@ func HTTPRouteCondition(dobj *appv1.DeployObject, route *gatewayv1.HTTPRoute, pr
 		}
 	}
 	if len(waiting) > 0 {
-		c.Message = BoundMessage(fmt.Sprintf("waiting for Gateway %s to accept %s %s", strings.Join(waiting, ", "), KindHTTPRoute, route.Name))
+		c.Message = BoundMessage(fmt.Sprintf("waiting for Gateway %s to accept %s %s", strings.Join(waiting, ", "), kind, meta.Name))
 		return c
 	}
 	c.Status, c.Reason = metav1.ConditionTrue, appv1.ReasonAccepted
-	c.Message = BoundMessage(fmt.Sprintf("%s %s is accepted by Gateway %s", KindHTTPRoute, route.Name, strings.Join(accepted, ", ")))
+	c.Message = BoundMessage(fmt.Sprintf("%s %s is accepted by Gateway %s", kind, meta.Name, strings.Join(accepted, ", ")))
 	return c
 }
 
@@ -272,14 +314,14 @@ func ParentName(ref gatewayv1.ParentReference, routeNamespace string) string {
 	return s
 }
 
-// parentStatus is the status a Gateway controller wrote for ref, if any.
-// A status entry names its parent as the route's spec does, with the
-// defaults filled in.
-func parentStatus(route *gatewayv1.HTTPRoute, ref gatewayv1.ParentReference) *gatewayv1.RouteParentStatus {
-	want := ParentName(ref, route.Namespace)
-	for i := range route.Status.Parents {
-		if ParentName(route.Status.Parents[i].ParentRef, route.Namespace) == want {
-			return &route.Status.Parents[i]
+// parentStatus is the status a Gateway controller wrote for ref, if any,
+// in the status of a route in namespace. A status entry names its parent
+// as the route's spec does, with the defaults filled in.
+func parentStatus(status gatewayv1.RouteStatus, ref gatewayv1.ParentReference, namespace string) *gatewayv1.RouteParentStatus {
+	want := ParentName(ref, namespace)
+	for i := range status.Parents {
+		if ParentName(status.Parents[i].ParentRef, namespace) == want {
+			return &status.Parents[i]
 		}
 	}
 	return nil

@@ -32,6 +32,7 @@ type Outcome struct {
 	HTTPRoute  *gatewayv1.HTTPRoute
 	// HTTPSRedirect is the HTTPRoute that redirects to https.
 	HTTPSRedirect *gatewayv1.HTTPRoute
+	GRPCRoute     *gatewayv1.GRPCRoute
 	// NetworkPolicy has no status; Ready waits only for it to exist.
 	NetworkPolicy *networkingv1.NetworkPolicy
 	// deploymentHash identifies the desired Deployment when the live one is
@@ -111,7 +112,11 @@ func routeCondition(dobj *appv1.DeployObject, out Outcome) metav1.Condition {
 	if children.WantsIngress(dobj) {
 		c = children.IngressCondition(dobj, out.Ingress, out.problem(children.KindIngress))
 	} else {
-		c = children.HTTPRouteCondition(dobj, out.HTTPRoute, out.problem(children.KindHTTPRoute))
+		if children.WantsGRPCRoute(dobj) {
+			c = children.GRPCRouteCondition(dobj, out.GRPCRoute, out.problem(children.KindGRPCRoute))
+		} else {
+			c = children.HTTPRouteCondition(dobj, out.HTTPRoute, out.problem(children.KindHTTPRoute))
+		}
 		if redirect := httpsRedirectCondition(dobj, out); c.Status == metav1.ConditionTrue && redirect != nil {
 			c = *redirect
 		}
@@ -242,17 +247,27 @@ func ReadyCondition(dobj *appv1.DeployObject, out Outcome) metav1.Condition {
 	if children.WantsHTTPRoute(dobj) && out.HTTPRoute == nil {
 		return notReady(appv1.ReasonProgressing, "%s %s does not exist yet", children.KindHTTPRoute, dobj.Name)
 	}
+	if children.WantsGRPCRoute(dobj) && out.GRPCRoute == nil {
+		return notReady(appv1.ReasonProgressing, "%s %s does not exist yet", children.KindGRPCRoute, dobj.Name)
+	}
 	if children.WantsHTTPSRedirect(dobj) && out.HTTPSRedirect == nil {
 		return notReady(appv1.ReasonProgressing, "%s %s does not exist yet", children.KindHTTPRoute, children.HTTPSRedirectName(dobj))
 	}
 	// A route its Gateway refuses leaves the application unreachable
 	// through it (or, for the redirect, unreachable over plain HTTP):
 	// Argo CD must not show it Healthy.
-	for _, r := range []*gatewayv1.HTTPRoute{out.HTTPRoute, out.HTTPSRedirect} {
-		if r == nil || !children.WantsHTTPRoute(dobj) {
-			continue
-		}
-		if route := children.HTTPRouteCondition(dobj, r, nil); route.Status == metav1.ConditionFalse && route.Reason != appv1.ReasonProgressing {
+	var verdicts []metav1.Condition
+	if children.WantsHTTPRoute(dobj) {
+		verdicts = append(verdicts, children.HTTPRouteCondition(dobj, out.HTTPRoute, nil))
+	}
+	if children.WantsGRPCRoute(dobj) {
+		verdicts = append(verdicts, children.GRPCRouteCondition(dobj, out.GRPCRoute, nil))
+	}
+	if children.WantsHTTPSRedirect(dobj) {
+		verdicts = append(verdicts, children.HTTPRouteCondition(dobj, out.HTTPSRedirect, nil))
+	}
+	for _, route := range verdicts {
+		if route.Status == metav1.ConditionFalse && route.Reason != appv1.ReasonProgressing {
 			if children.RouteRefusalPasses(route.Reason) {
 				return notReady(appv1.ReasonProgressing, "%s: %s", route.Reason, route.Message)
 			}

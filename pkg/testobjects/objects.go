@@ -202,6 +202,34 @@ func WithHTTPRoute(d *appv1.DeployObject) {
 	}}
 }
 
+// WithGRPCRoute asks for a GRPCRoute: the route's rules send to a gRPC
+// port, every call of one service and one method of another.
+func WithGRPCRoute(d *appv1.DeployObject) {
+	WithHTTPRoute(d)
+	d.Spec.Ports = append(d.Spec.Ports, appv1.Port{Name: "grpc", ContainerPort: 9090, AppProtocol: ptr.To("grpc")})
+	d.Spec.Route.Port, d.Spec.Route.Rules = "", []appv1.RouteRule{
+		{Path: "/shop.v1.Cart/", PathType: appv1.PathPrefix, Port: "grpc"},
+		{Path: "/grpc.health.v1.Health/Check", PathType: appv1.PathExact, Port: "grpc"},
+	}
+}
+
+// LiveGRPCRoute is the GRPCRoute of dobj as the API server would hold it,
+// accepted by every parent.
+func LiveGRPCRoute(dobj *appv1.DeployObject) *gatewayv1.GRPCRoute {
+	r, err := children.DesiredGRPCRoute(dobj)
+	if err != nil {
+		panic(err)
+	}
+	if r == nil {
+		return nil
+	}
+	r.UID, r.ResourceVersion, r.Generation = "uid-grpcroute", "72", 1
+	for _, ref := range r.Spec.ParentRefs {
+		r.Status.Parents = append(r.Status.Parents, parentAccepted(ref, 1))
+	}
+	return r
+}
+
 // WithHTTPSRedirect asks for an HTTPRoute and its redirect to https on the
 // plain-HTTP listener of the same Gateway.
 func WithHTTPSRedirect(d *appv1.DeployObject) {

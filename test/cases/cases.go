@@ -326,6 +326,23 @@ func AcceptedTable() []Accepted {
 			"parentRefs":    []any{map[string]any{"name": "gw", "sectionName": "https"}, map[string]any{"name": "internal"}},
 			"httpsRedirect": map[string]any{"parentRefs": []any{map[string]any{"name": "gw", "sectionName": "http"}, map[string]any{"name": "gw", "namespace": "other", "sectionName": "http"}}},
 		})},
+		{"route to a gRPC port: a GRPCRoute by service, method and every call", func(o map[string]any) {
+			port(o, 1)["appProtocol"] = "grpc"
+			spec(o)["route"] = map[string]any{"parentRefs": []any{map[string]any{"name": "gw"}}, "rules": []any{
+				map[string]any{"path": "/shop.v1.Cart/", "port": "metrics"},
+				map[string]any{"path": "/grpc.health.v1.Health/Check", "pathType": "Exact", "port": "metrics"},
+				map[string]any{"path": "/_x._y/", "port": "metrics"},
+				map[string]any{"port": "metrics"},
+			}}
+		}},
+		{"route short form to a gRPC port, one service", func(o map[string]any) {
+			port(o, 1)["appProtocol"] = "grpc"
+			spec(o)["route"] = map[string]any{"parentRefs": []any{map[string]any{"name": "gw"}}, "port": "metrics", "path": "/shop.v1.Cart/"}
+		}},
+		{"route to a gRPC port through an Ingress, any path", func(o map[string]any) {
+			port(o, 1)["appProtocol"] = "grpc"
+			spec(o)["route"] = map[string]any{"ingressClassName": "nginx", "rules": []any{map[string]any{"path": "/api", "port": "metrics"}, map[string]any{"port": "http"}}}
+		}},
 		{"route rules on an Ingress, sixteen of them", setSpec("route", map[string]any{"ingressClassName": "nginx", "rules": repeat(16, func(i int) any {
 			return map[string]any{"path": fmt.Sprintf("/p%d", i), "port": "http"}
 		})})},
@@ -845,6 +862,26 @@ func InvalidTable() []Invalid {
 		{"route httpsRedirect on the route's own listener", "spec.route.httpsRedirect.parentRefs", gatewayRouteWith(map[string]any{"httpsRedirect": map[string]any{"parentRefs": []any{map[string]any{"name": "gw", "sectionName": "https"}}}}, map[string]any{"name": "gw", "sectionName": "https"})},
 		{"route httpsRedirect on a listener the route takes all of", "spec.route.httpsRedirect.parentRefs", gatewayRouteWith(map[string]any{"httpsRedirect": map[string]any{"parentRefs": []any{map[string]any{"name": "gw", "sectionName": "http"}}}}, map[string]any{"name": "gw"})},
 		{"route httpsRedirect parentRefs repeated", "spec.route.httpsRedirect.parentRefs", gatewayRouteWith(map[string]any{"httpsRedirect": map[string]any{"parentRefs": []any{map[string]any{"name": "gw", "sectionName": "http"}, map[string]any{"name": "gw", "sectionName": "http"}}}}, map[string]any{"name": "gw", "sectionName": "https"})},
+		{"route rules to gRPC and HTTP ports on Gateways", "spec.route.rules", func(o map[string]any) {
+			port(o, 1)["appProtocol"] = "grpc"
+			spec(o)["route"] = map[string]any{"parentRefs": []any{map[string]any{"name": "gw"}}, "rules": []any{map[string]any{"path": "/shop.v1.Cart/", "port": "metrics"}, map[string]any{"port": "http"}}}
+		}},
+		{"route to a gRPC port with a path that names no service", "spec.route.path", func(o map[string]any) {
+			port(o, 1)["appProtocol"] = "grpc"
+			spec(o)["route"] = map[string]any{"parentRefs": []any{map[string]any{"name": "gw"}}, "port": "metrics", "path": "/api"}
+		}},
+		{"route rule to a gRPC port with a timeout", "spec.route.rules", func(o map[string]any) {
+			port(o, 1)["appProtocol"] = "grpc"
+			spec(o)["route"] = map[string]any{"parentRefs": []any{map[string]any{"name": "gw"}}, "rules": []any{map[string]any{"port": "metrics", "timeout": "10s"}}}
+		}},
+		{"route rule to a gRPC port matching a service exactly", "spec.route.rules", func(o map[string]any) {
+			port(o, 1)["appProtocol"] = "grpc"
+			spec(o)["route"] = map[string]any{"parentRefs": []any{map[string]any{"name": "gw"}}, "rules": []any{map[string]any{"path": "/shop.v1.Cart/", "pathType": "Exact", "port": "metrics"}}}
+		}},
+		{"route rule to a gRPC port with a method prefix", "spec.route.rules", func(o map[string]any) {
+			port(o, 1)["appProtocol"] = "grpc"
+			spec(o)["route"] = map[string]any{"parentRefs": []any{map[string]any{"name": "gw"}}, "rules": []any{map[string]any{"path": "/shop.v1.Cart/Get", "port": "metrics"}}}
+		}},
 		{"route with both parentRefs and ingressClassName", "spec.route", setRoute(map[string]any{"parentRefs": []any{map[string]any{"name": "gw"}}})},
 		{"route with neither parentRefs nor ingressClassName", "spec.route", setSpec("route", map[string]any{"port": "http"})},
 		{"route with neither port nor rules", "spec.route", setSpec("route", map[string]any{"ingressClassName": "nginx"})},

@@ -103,7 +103,7 @@ func podSurfaceObjects(t *testing.T, ns string) string {
 func allWrites(t *testing.T, ns string, since time.Time) map[string]int {
 	t.Helper()
 	n := map[string]int{}
-	for _, resource := range []string{"deployments", "services", "poddisruptionbudgets", "horizontalpodautoscalers", "ingresses", "networkpolicies", "httproutes", "deployobjects"} {
+	for _, resource := range []string{"deployments", "services", "poddisruptionbudgets", "horizontalpodautoscalers", "ingresses", "networkpolicies", "httproutes", "grpcroutes", "deployobjects"} {
 		for name, c := range controllerWrites(t, ns, resource, "write", since) {
 			n[resource+"/"+name] += c
 		}

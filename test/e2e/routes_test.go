@@ -385,3 +385,60 @@ func TestRouteRules(t *testing.T) {
 		return len(r.Spec.Rules) == 1 && r.Spec.Rules[0].Timeouts == nil && apierrors.IsNotFound(err), fmt.Sprintf("%+v; redirect: %v", r.Spec.Rules, err), nil
 	})
 }
+
+// TestGRPCRoute: a route attached to Gateways whose rules send to a gRPC
+// port (appProtocol grpc) makes a GRPCRoute, which the Gateway API CRDs
+// accept as the controller wrote it, by service and by method; Route
+// follows the Gateway's verdict; resyncs write nothing.
+func TestGRPCRoute(t *testing.T) {
+	t.Parallel()
+	if !gatewayAPIServed(t) {
+		installGatewayAPI(t)
+	}
+	ns := newNamespace(t)
+	gateway := gatewayclient.NewForConfigOrDie(env.cfg)
+	create(t, newDO(ns, "rpc", func(d *appv1.DeployObject) {
+		d.Spec.Ports = []appv1.Port{{Name: "grpc", ContainerPort: 9090, AppProtocol: ptr.To("grpc")}}
+		d.Spec.Route = &appv1.Route{Hostnames: []string{"rpc.example.com"}, ParentRefs: []appv1.GatewayRef{{Name: "public", Namespace: ptr.To("infra"), SectionName: ptr.To("https")}}, Rules: []appv1.RouteRule{
+			{Path: "/shop.v1.Cart/", Port: "grpc"},
+			{Path: "/grpc.health.v1.Health/Check", PathType: appv1.PathExact, Port: "grpc"},
+		}}
+	}))
+	var route *gatewayv1.GRPCRoute
+	eventually(t, 2*timeout, "GRPCRoute rpc made", func() (bool, string, error) {
+		r, err := gateway.GatewayV1().GRPCRoutes(ns).Get(ctx, "rpc", metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return false, "not yet", nil
+		}
+		route = r
+		return err == nil, "", err
+	})
+	if rules := route.Spec.Rules; len(rules) != 2 ||
+		ptr.Deref(rules[0].Matches[0].Method.Service, "") != "shop.v1.Cart" || rules[0].Matches[0].Method.Method != nil ||
+		ptr.Deref(rules[1].Matches[0].Method.Method, "") != "Check" || *rules[1].BackendRefs[0].Port != 9090 {
+		t.Fatalf("GRPCRoute rules as stored: %+v", rules)
+	}
+	if _, err := gateway.GatewayV1().HTTPRoutes(ns).Get(ctx, "rpc", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("an HTTPRoute beside the GRPCRoute: %v", err)
+	}
+	waitChildCondition(t, ns, "rpc", appv1.ConditionRoute, metav1.ConditionFalse, appv1.ReasonProgressing)
+
+	route.Status.Parents = []gatewayv1.RouteParentStatus{{
+		ParentRef: route.Spec.ParentRefs[0], ControllerName: "example.com/test-gateway",
+		Conditions: []metav1.Condition{
+			{Type: "Accepted", Status: metav1.ConditionTrue, Reason: "Accepted", ObservedGeneration: route.Generation, LastTransitionTime: metav1.Now()},
+			{Type: "ResolvedRefs", Status: metav1.ConditionTrue, Reason: "ResolvedRefs", ObservedGeneration: route.Generation, LastTransitionTime: metav1.Now()},
+		},
+	}}
+	if _, err := gateway.GatewayV1().GRPCRoutes(ns).UpdateStatus(ctx, route, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	c := waitChildCondition(t, ns, "rpc", appv1.ConditionRoute, metav1.ConditionTrue, appv1.ReasonAccepted)
+	if !strings.Contains(c.Message, "GRPCRoute rpc") {
+		t.Errorf("Route message %q does not name the GRPCRoute", c.Message)
+	}
+	waitReady(t, ns, "rpc")
+	// The shared controller serves the other tests too: its retries are
+	// theirs as much as this one's.
+	expectQuiet(t, shared, ns, sharedResync+5*time.Second, false)
+}

@@ -8,8 +8,8 @@ import (
 // DeployObject declares one application: the controller keeps a Deployment
 // of the same name matching it and, when the spec asks for them, a Service
 // (ports), a PodDisruptionBudget (disruptionBudget), a
-// HorizontalPodAutoscaler (autoscaling), an Ingress or HTTPRoute (route)
-// and a NetworkPolicy (networkPolicy).
+// HorizontalPodAutoscaler (autoscaling), an Ingress, HTTPRoute or
+// GRPCRoute (route) and a NetworkPolicy (networkPolicy).
 //
 // +genclient
 // +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
@@ -70,6 +70,9 @@ type DeployObject struct {
 // +kubebuilder:validation:XValidation:rule="!has(self.autoscaling) || !has(self.autoscaling.targetMemoryUtilizationPercentage) || (has(self.resources) && ((has(self.resources.requests) && 'memory' in self.resources.requests) || (has(self.resources.limits) && 'memory' in self.resources.limits)))",message="autoscaling.targetMemoryUtilizationPercentage needs resources.requests.memory (or a memory limit, which the request defaults to): utilization is measured against the request",fieldPath=".autoscaling.targetMemoryUtilizationPercentage"
 // +kubebuilder:validation:XValidation:rule="!has(self.route) || !has(self.route.port) || (has(self.ports) && self.ports.exists(p, p.name == self.route.port && (!has(p.protocol) || p.protocol == 'TCP')))",message="route.port must name one of spec.ports whose protocol is TCP",fieldPath=".route.port"
 // +kubebuilder:validation:XValidation:rule="!has(self.route) || !has(self.route.rules) || self.route.rules.all(r, has(self.ports) && self.ports.exists(p, p.name == r.port && (!has(p.protocol) || p.protocol == 'TCP')))",message="each route.rules port must name one of spec.ports whose protocol is TCP",fieldPath=".route.rules"
+// +kubebuilder:validation:XValidation:rule="!has(self.route) || !has(self.route.parentRefs) || !has(self.route.rules) || !has(self.ports) || self.route.rules.all(r, self.ports.exists(p, p.name == r.port && has(p.appProtocol) && p.appProtocol == 'grpc')) || self.route.rules.all(r, !self.ports.exists(p, p.name == r.port && has(p.appProtocol) && p.appProtocol == 'grpc'))",message="with parentRefs, route rules go either all to gRPC ports (appProtocol grpc: a GRPCRoute) or to none (an HTTPRoute): a Gateway listener may not serve one hostname with both kinds",fieldPath=".route.rules"
+// +kubebuilder:validation:XValidation:rule="!has(self.route) || !has(self.route.parentRefs) || !has(self.route.port) || !has(self.route.path) || !has(self.ports) || !self.ports.exists(p, p.name == self.route.port && has(p.appProtocol) && p.appProtocol == 'grpc') || self.route.path == '/' || self.route.path.matches('^/[A-Za-z_][A-Za-z0-9_]*([.][A-Za-z_][A-Za-z0-9_]*)*/$')",message="to a gRPC port (a GRPCRoute), path is '/' (every call) or '/SERVICE/' (every method of a gRPC service such as /shop.v1.Cart/)",fieldPath=".route.path"
+// +kubebuilder:validation:XValidation:rule="!has(self.route) || !has(self.route.parentRefs) || !has(self.route.rules) || !has(self.ports) || self.route.rules.all(r, !self.ports.exists(p, p.name == r.port && has(p.appProtocol) && p.appProtocol == 'grpc') || !has(r.timeout) && (r.pathType == 'Prefix' && (r.path == '/' || r.path.matches('^/[A-Za-z_][A-Za-z0-9_]*([.][A-Za-z_][A-Za-z0-9_]*)*/$')) || r.pathType == 'Exact' && r.path.matches('^/[A-Za-z_][A-Za-z0-9_]*([.][A-Za-z_][A-Za-z0-9_]*)*/[A-Za-z_][A-Za-z0-9_]*$')))",message="a rule to a gRPC port (a GRPCRoute) matches every call (Prefix '/'), a service (Prefix '/SERVICE/') or a method (Exact '/SERVICE/METHOD'), and has no timeout, which GRPCRoute does not take",fieldPath=".route.rules"
 // +kubebuilder:validation:XValidation:rule="!has(self.networkPolicy) || !has(self.networkPolicy.routeFrom) || has(self.route)",message="networkPolicy.routeFrom admits the route's proxies to the route's ports: it needs route",fieldPath=".networkPolicy.routeFrom"
 type DeployObjectSpec struct {
 	// image is the container image to run, for example "nginx:1.27": a
@@ -184,9 +187,10 @@ type DeployObjectSpec struct {
 	// +kubebuilder:default=Enabled
 	ConfigRollout ConfigRolloutPolicy `json:"configRollout,omitempty"`
 
-	// route, when set, makes the controller keep an HTTPRoute (parentRefs)
-	// or an Ingress (ingressClassName) of the same name that sends HTTP
-	// requests to ports; removing it removes the route.
+	// route, when set, makes the controller keep an HTTPRoute (parentRefs;
+	// a GRPCRoute for gRPC ports) or an Ingress (ingressClassName) of the
+	// same name that sends requests to ports; removing it removes the
+	// route.
 	// +optional
 	Route *Route `json:"route,omitempty"`
 
@@ -236,8 +240,9 @@ type Port struct {
 	// appProtocol is the application protocol of the Service port, as
 	// Kubernetes validates it: a qualified name, either an IANA service name
 	// such as "http" or a name with a DNS subdomain prefix such as
-	// "kubernetes.io/h2c". When it is not set, an appProtocol someone else
-	// set on the Service port is kept.
+	// "kubernetes.io/h2c". "grpc" makes a route through Gateways to this
+	// port a GRPCRoute. When it is not set, an appProtocol someone else set
+	// on the Service port is kept.
 	// +optional
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=317

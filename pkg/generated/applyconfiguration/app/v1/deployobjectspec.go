@@ -78,9 +78,10 @@ type DeployObjectSpecApplyConfiguration struct {
 	// configuration themselves, leaves the pods alone. Either way a missing
 	// required ConfigMap or Secret is reported (Ready reason ConfigMissing).
 	ConfigRollout *appv1.ConfigRolloutPolicy `json:"configRollout,omitempty"`
-	// route, when set, makes the controller keep an HTTPRoute (parentRefs)
-	// or an Ingress (ingressClassName) of the same name that sends HTTP
-	// requests to ports; removing it removes the route.
+	// route, when set, makes the controller keep an HTTPRoute (parentRefs;
+	// a GRPCRoute for gRPC ports) or an Ingress (ingressClassName) of the
+	// same name that sends requests to ports; removing it removes the
+	// route.
 	Route *RouteApplyConfiguration `json:"route,omitempty"`
 	// networkPolicy, when set, makes the controller keep a NetworkPolicy of
 	// the same name that admits traffic to the pods only from the peers it

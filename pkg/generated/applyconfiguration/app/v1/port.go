@@ -40,8 +40,9 @@ type PortApplyConfiguration struct {
 	// appProtocol is the application protocol of the Service port, as
 	// Kubernetes validates it: a qualified name, either an IANA service name
 	// such as "http" or a name with a DNS subdomain prefix such as
-	// "kubernetes.io/h2c". When it is not set, an appProtocol someone else
-	// set on the Service port is kept.
+	// "kubernetes.io/h2c". "grpc" makes a route through Gateways to this
+	// port a GRPCRoute. When it is not set, an appProtocol someone else set
+	// on the Service port is kept.
 	AppProtocol *string `json:"appProtocol,omitempty"`
 }
 

@@ -27,8 +27,10 @@ import (
 //
 // Route exposes spec.ports over HTTP, through an HTTPRoute
 // (gateway.networking.k8s.io/v1) attached to Gateways when parentRefs is
-// set, or through an Ingress (networking.k8s.io/v1) of an ingress class
-// when ingressClassName is set: exactly one of the two. Either child has
+// set, a GRPCRoute instead when its rules send to ports whose appProtocol
+// is grpc, or through an Ingress (networking.k8s.io/v1) of an ingress
+// class when ingressClassName is set: exactly one of parentRefs and
+// ingressClassName. Either child has
 // the DeployObject's name and, for every hostname, sends the requests that
 // rules match to their ports of the Service; port (with path) is the short
 // form of a single rule that sends every request under path to one port:

@@ -27,7 +27,10 @@ import (
 //
 // RouteRule sends the requests whose path matches to one port.
 type RouteRuleApplyConfiguration struct {
-	// path is the request path the rule matches, "/" when unset.
+	// path is the request path the rule matches, "/" when unset. To a gRPC
+	// port through Gateways (a GRPCRoute), it names gRPC calls: "/" every
+	// call, a prefix "/SERVICE/" every method of a service (such as
+	// "/shop.v1.Cart/"), an exact "/SERVICE/METHOD" one method.
 	Path *appv1.HTTPPath `json:"path,omitempty"`
 	// pathType is Prefix (the default: path and every path below it, by
 	// whole segments) or Exact (path alone).

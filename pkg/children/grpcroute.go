@@ -1,0 +1,122 @@
+package children
+
+import (
+	"fmt"
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	appv1 "deployobject.dev/controller/pkg/apis/app/v1"
+)
+
+// The GRPCRoute (gateway.networking.k8s.io/v1): what the controller asks of
+// it, how a live one is judged in line, what the cache keeps and how it is
+// reported. It takes the HTTPRoute's place when spec.route sets parentRefs
+// and its rules send to ports whose appProtocol is grpc (admission keeps
+// a route from sending to both kinds of port: a Gateway listener may not
+// serve one hostname with an HTTPRoute and a GRPCRoute). It is owned,
+// defaulted and written as the HTTPRoute is: the whole spec, the labels,
+// and the hash of the spec in appv1.AnnotationRouteHash.
+
+// KindGRPCRoute names the GRPCRoute in problems and events.
+const KindGRPCRoute = "GRPCRoute"
+
+// AppProtocolGRPC is the appProtocol of a port that serves gRPC.
+const AppProtocolGRPC = "grpc"
+
+// WantsGRPCRoute reports whether dobj asks for a GRPCRoute: a route
+// attached to Gateways whose (first) rule sends to a gRPC port.
+func WantsGRPCRoute(dobj *appv1.DeployObject) bool {
+	r := dobj.Spec.Route
+	return r != nil && len(r.ParentRefs) > 0 && routesGRPC(dobj)
+}
+
+// routesGRPC reports whether dobj's route sends to gRPC ports. Admission
+// keeps every rule's port of one kind, so the first rule tells.
+func routesGRPC(dobj *appv1.DeployObject) bool {
+	port := RouteRules(dobj.Spec.Route)[0].Port
+	for _, p := range dobj.Spec.Ports {
+		if p.Name == port {
+			return ptr.Deref(p.AppProtocol, "") == AppProtocolGRPC
+		}
+	}
+	return false
+}
+
+// DesiredGRPCRoute is the GRPCRoute dobj asks for, stamped with the hash of
+// its spec; nil when dobj asks for none. Each route rule becomes a rule
+// that sends to its port by number: a path of "/" matches every call,
+// "/SERVICE/" every method of a service, and an exact "/SERVICE/METHOD"
+// one method (the paths of gRPC calls).
+func DesiredGRPCRoute(dobj *appv1.DeployObject) (*gatewayv1.GRPCRoute, error) {
+	if !WantsGRPCRoute(dobj) {
+		return nil, nil
+	}
+	r := dobj.Spec.Route
+	route := &gatewayv1.GRPCRoute{
+		ObjectMeta: childMeta(dobj),
+		Spec: gatewayv1.GRPCRouteSpec{
+			CommonRouteSpec: gatewayv1.CommonRouteSpec{ParentRefs: parentReferences(r.ParentRefs)},
+			Hostnames:       hostnames(r),
+		},
+	}
+	for _, rule := range RouteRules(r) {
+		out := gatewayv1.GRPCRouteRule{BackendRefs: []gatewayv1.GRPCBackendRef{{BackendRef: serviceBackend(dobj, rule.Port)}}}
+		if m := methodMatch(rule); m != nil {
+			out.Matches = []gatewayv1.GRPCRouteMatch{{Method: m}}
+		}
+		route.Spec.Rules = append(route.Spec.Rules, out)
+	}
+	hash, err := desiredHash(&route.Spec)
+	if err != nil {
+		return nil, fmt.Errorf("hashing the desired %s: %w", KindGRPCRoute, err)
+	}
+	route.Annotations = map[string]string{appv1.AnnotationRouteHash: hash}
+	withChildMetadata(&route.ObjectMeta, r.Metadata)
+	return route, nil
+}
+
+// methodMatch is the gRPC method a rule's path names, as an exact match
+// with the type the CRD would default; nil for "/", every call.
+func methodMatch(rule appv1.RouteRule) *gatewayv1.GRPCMethodMatch {
+	service, method, _ := strings.Cut(strings.Trim(string(rule.Path), "/"), "/")
+	if service == "" {
+		return nil
+	}
+	m := &gatewayv1.GRPCMethodMatch{Type: ptr.To(gatewayv1.GRPCMethodMatchExact), Service: ptr.To(service)}
+	if method != "" {
+		m.Method = ptr.To(method)
+	}
+	return m
+}
+
+// MergeGRPCRoute returns live with desired's labels, hash and spec, and
+// whether that changed anything. When nothing changed it returns live
+// itself.
+func MergeGRPCRoute(live, desired *gatewayv1.GRPCRoute) (*gatewayv1.GRPCRoute, bool) {
+	if routeInSync(live.ObjectMeta, desired.ObjectMeta, live.Spec, desired.Spec) {
+		return live, false
+	}
+	out := live.DeepCopy()
+	mergeChildMetadata(&out.ObjectMeta, live.ObjectMeta, desired.ObjectMeta)
+	out.Spec = *desired.Spec.DeepCopy()
+	return out, true
+}
+
+// SlimGRPCRoute keeps what SlimHTTPRoute keeps of an HTTPRoute.
+func SlimGRPCRoute(r *gatewayv1.GRPCRoute) *gatewayv1.GRPCRoute {
+	r.ObjectMeta = slimMetaOwning(r.ObjectMeta, appv1.AnnotationRouteHash)
+	r.Status = gatewayv1.GRPCRouteStatus{RouteStatus: slimRouteStatus(r.Status.RouteStatus)}
+	return r
+}
+
+// GRPCRouteCondition reports the GRPCRoute of dobj as HTTPRouteCondition
+// reports an HTTPRoute.
+func GRPCRouteCondition(dobj *appv1.DeployObject, route *gatewayv1.GRPCRoute, problem *Problem) metav1.Condition {
+	if route == nil || problem != nil {
+		return missingRouteCondition(KindGRPCRoute, dobj, problem)
+	}
+	return gatewayRouteCondition(KindGRPCRoute, &route.ObjectMeta, route.Spec.ParentRefs, route.Status.RouteStatus)
+}

@@ -1,0 +1,83 @@
+package children_test
+
+import (
+	"testing"
+
+	"k8s.io/utils/ptr"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	appv1 "deployobject.dev/controller/pkg/apis/app/v1"
+	"deployobject.dev/controller/pkg/children"
+	"deployobject.dev/controller/pkg/testobjects"
+)
+
+func TestDesiredGRPCRoute(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		mutate   func(*appv1.DeployObject)
+		grpc     bool
+		want     []*gatewayv1.GRPCMethodMatch
+		wantPort gatewayv1.PortNumber
+	}{
+		{"an HTTP port makes an HTTPRoute", testobjects.WithHTTPRoute, false, nil, 0},
+		{"an Ingress to a gRPC port stays an Ingress", func(d *appv1.DeployObject) {
+			testobjects.WithIngress(d)
+			d.Spec.Ports[0].AppProtocol = ptr.To("grpc")
+		}, false, nil, 0},
+		{"a service and a method", testobjects.WithGRPCRoute, true, []*gatewayv1.GRPCMethodMatch{
+			{Type: ptr.To(gatewayv1.GRPCMethodMatchExact), Service: ptr.To("shop.v1.Cart")},
+			{Type: ptr.To(gatewayv1.GRPCMethodMatchExact), Service: ptr.To("grpc.health.v1.Health"), Method: ptr.To("Check")},
+		}, 9090},
+		{"the short form: every call", func(d *appv1.DeployObject) {
+			testobjects.WithHTTPRoute(d)
+			d.Spec.Ports[0].AppProtocol = ptr.To("grpc")
+		}, true, []*gatewayv1.GRPCMethodMatch{nil}, 80},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dobj := testobjects.NewDeployObject(tc.mutate)
+			got, err := children.DesiredGRPCRoute(dobj)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if (got != nil) != tc.grpc || children.WantsHTTPRoute(dobj) == tc.grpc && children.WantsGatewayRoute(dobj) {
+				t.Fatalf("GRPCRoute %v, HTTPRoute wanted %v; want a GRPCRoute: %v", got != nil, children.WantsHTTPRoute(dobj), tc.grpc)
+			}
+			if got == nil {
+				return
+			}
+			if len(got.Spec.Rules) != len(tc.want) || got.Annotations[appv1.AnnotationRouteHash] == "" || got.Name != dobj.Name || len(got.Spec.Hostnames) != 1 {
+				t.Fatalf("GRPCRoute = %+v", got)
+			}
+			for i, rule := range got.Spec.Rules {
+				var m *gatewayv1.GRPCMethodMatch
+				if len(rule.Matches) > 0 {
+					m = rule.Matches[0].Method
+				}
+				if !testobjects.EqualObjects(m, tc.want[i]) {
+					t.Errorf("rule %d matches %+v, want %+v", i, m, tc.want[i])
+				}
+				if b := rule.BackendRefs[0]; b.Name != "web" || *b.Port != tc.wantPort || *b.Weight != 1 {
+					t.Errorf("rule %d backend %+v, want Service web port %d", i, b, tc.wantPort)
+				}
+			}
+		})
+	}
+}
+
+func TestMergeGRPCRoute(t *testing.T) {
+	dobj := testobjects.NewDeployObject(testobjects.WithGRPCRoute)
+	desired, err := children.DesiredGRPCRoute(dobj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	live := testobjects.LiveGRPCRoute(dobj)
+	live.Labels["team"] = "rpc"
+	if _, changed := children.MergeGRPCRoute(live, desired); changed {
+		t.Error("a GRPCRoute in line, with someone else's label, is written")
+	}
+	live.Spec.Rules = live.Spec.Rules[:1]
+	merged, changed := children.MergeGRPCRoute(live, desired)
+	if !changed || len(merged.Spec.Rules) != 2 || merged.Labels["team"] != "rpc" || merged.UID != live.UID {
+		t.Errorf("merged %+v (changed %v), want both rules back on the same object with the label", merged, changed)
+	}
+}
