@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/utils/ptr"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	appv1 "deployobject.dev/controller/pkg/apis/app/v1"
 	"deployobject.dev/controller/pkg/children"
@@ -139,6 +140,25 @@ func TestTransformCachesListedAndWatchedAlike(t *testing.T) {
 	b, _ := Transform(watched)
 	if !reflect.DeepEqual(a, b) {
 		t.Errorf("listed and watched DeployObjects are cached differently:\n%+v\n%+v", a, b)
+	}
+
+	// The Gateway API routes too (the e2e suite's controller panicked on
+	// a GRPCRoute listed with its kind).
+	route := testobjects.LiveGRPCRoute(testobjects.NewDeployObject(testobjects.WithGRPCRoute))
+	listedRoute := route.DeepCopy()
+	listedRoute.TypeMeta = metav1.TypeMeta{APIVersion: gatewayv1.SchemeGroupVersion.String(), Kind: "GRPCRoute"}
+	a, _ = Transform(listedRoute)
+	b, _ = Transform(route)
+	if !reflect.DeepEqual(a, b) {
+		t.Errorf("listed and watched GRPCRoutes are cached differently:\n%+v\n%+v", a, b)
+	}
+	httpRoute := testobjects.LiveHTTPRoute(testobjects.NewDeployObject(testobjects.WithHTTPRoute))
+	listedHTTPRoute := httpRoute.DeepCopy()
+	listedHTTPRoute.TypeMeta = metav1.TypeMeta{APIVersion: gatewayv1.SchemeGroupVersion.String(), Kind: "HTTPRoute"}
+	a, _ = Transform(listedHTTPRoute)
+	b, _ = Transform(httpRoute)
+	if !reflect.DeepEqual(a, b) {
+		t.Errorf("listed and watched HTTPRoutes are cached differently:\n%+v\n%+v", a, b)
 	}
 }
 

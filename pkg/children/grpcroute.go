@@ -107,6 +107,7 @@ func MergeGRPCRoute(live, desired *gatewayv1.GRPCRoute) (*gatewayv1.GRPCRoute, b
 
 // SlimGRPCRoute keeps what SlimHTTPRoute keeps of an HTTPRoute.
 func SlimGRPCRoute(r *gatewayv1.GRPCRoute) *gatewayv1.GRPCRoute {
+	r.TypeMeta = metav1.TypeMeta{}
 	r.ObjectMeta = slimMetaOwning(r.ObjectMeta, appv1.AnnotationRouteHash)
 	r.Status = gatewayv1.GRPCRouteStatus{RouteStatus: slimRouteStatus(r.Status.RouteStatus)}
 	return r

@@ -205,9 +205,14 @@ func routeInSync[S any](live, desired metav1.ObjectMeta, liveSpec, desiredSpec S
 }
 
 // SlimHTTPRoute keeps the spec, the hash annotation MergeHTTPRoute reads,
+// no kind or API version,
 // and of the status, each parent's Accepted and ResolvedRefs conditions,
 // which HTTPRouteCondition reads.
 func SlimHTTPRoute(r *gatewayv1.HTTPRoute) *gatewayv1.HTTPRoute {
+	// A route from a list and one from a watch must be cached alike (see
+	// caches.TestTransformCachesListedAndWatchedAlike): only one of them
+	// carries the kind and API version.
+	r.TypeMeta = metav1.TypeMeta{}
 	r.ObjectMeta = slimMetaOwning(r.ObjectMeta, appv1.AnnotationRouteHash)
 	r.Status = gatewayv1.HTTPRouteStatus{RouteStatus: slimRouteStatus(r.Status.RouteStatus)}
 	return r

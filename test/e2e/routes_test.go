@@ -191,9 +191,17 @@ func TestRoutesHTTPRoute(t *testing.T) {
 	create(t, newDO(ns, "web", func(d *appv1.DeployObject) {
 		d.Spec.Route = &appv1.Route{Port: "http", Hostnames: []string{"shop.example.com"}, ParentRefs: []appv1.GatewayRef{{Name: "public", Namespace: ptr.To("infra"), SectionName: ptr.To("http")}}}
 	}))
+	// And a GRPCRoute, which waits the same way.
+	create(t, newDO(ns, "rpc", func(d *appv1.DeployObject) {
+		d.Spec.Ports = []appv1.Port{{Name: "grpc", ContainerPort: 9090, AppProtocol: ptr.To("grpc")}}
+		d.Spec.Route = &appv1.Route{Port: "grpc", ParentRefs: []appv1.GatewayRef{{Name: "public", Namespace: ptr.To("infra")}}}
+	}))
 	if withoutCRDs {
 		c := waitReason(t, ns, "web", metav1.ConditionFalse, appv1.ReasonGatewayAPIUnavailable)
 		t.Logf("Ready without the Gateway API: %s", c.Message)
+		if c := waitReason(t, ns, "rpc", metav1.ConditionFalse, appv1.ReasonGatewayAPIUnavailable); !strings.Contains(c.Message, "GRPCRoute") {
+			t.Errorf("Ready of the gRPC route without the Gateway API: %q, want it to name GRPCRoutes", c.Message)
+		}
 		waitChildCondition(t, ns, "web", appv1.ConditionRoute, metav1.ConditionFalse, appv1.ReasonGatewayAPIUnavailable)
 		// The rest is made and rolled out meanwhile.
 		eventually(t, timeout, "the Deployment rolled out", func() (bool, string, error) {
@@ -226,6 +234,13 @@ func TestRoutesHTTPRoute(t *testing.T) {
 	if !controlledBy(route, dobj) || len(route.Spec.Hostnames) != 1 || *route.Spec.Rules[0].BackendRefs[0].Port != 80 {
 		t.Errorf("HTTPRoute = %+v", route.Spec)
 	}
+	eventually(t, timeout, "GRPCRoute rpc made once the CRDs are served", func() (bool, string, error) {
+		_, err := gateway.GatewayV1().GRPCRoutes(ns).Get(ctx, "rpc", metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return false, "not yet", nil
+		}
+		return err == nil, "", err
+	})
 	waitChildCondition(t, ns, "web", appv1.ConditionRoute, metav1.ConditionFalse, appv1.ReasonProgressing)
 
 	playGateway(t, gateway, ns, "web", metav1.ConditionTrue, "Accepted", metav1.ConditionTrue, "ResolvedRefs")
