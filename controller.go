@@ -47,8 +47,8 @@ import (
 const queueName = "deployobject"
 
 // Controller keeps, for every DeployObject, a Deployment, and a Service,
-// PodDisruptionBudget, HorizontalPodAutoscaler, NetworkPolicy and Ingress or
-// HTTPRoute when it asks for them, that match it, and reports their state in the
+// PodDisruptionBudget, HorizontalPodAutoscaler, NetworkPolicy and Ingress,
+// HTTPRoute or GRPCRoute when it asks for them, that match it, and reports their state in the
 // DeployObject's status.
 type Controller struct {
 	kubeClient kubernetes.Interface
@@ -62,8 +62,8 @@ type Controller struct {
 	hpas        caches.PackedLister[autoscalingv2.HorizontalPodAutoscaler, *autoscalingv2.HorizontalPodAutoscaler]
 	ingresses   caches.PackedLister[networkingv1.Ingress, *networkingv1.Ingress]
 	policies    caches.PackedLister[networkingv1.NetworkPolicy, *networkingv1.NetworkPolicy]
-	// gateway holds the HTTPRoute cache once the cluster serves
-	// HTTPRoutes; nil runs without the Gateway API.
+	// gateway holds the HTTPRoute and GRPCRoute caches once the cluster
+	// serves them; nil runs without the Gateway API.
 	gateway *caches.GatewayRoutes
 	// caches are the informers' HasSynced, by the resource each holds.
 	caches map[string]cache.InformerSynced
@@ -437,6 +437,8 @@ func metaOf(obj any) (metav1.Object, error) {
 		return o.GetObjectMeta(), nil
 	case *gatewayv1.HTTPRoute:
 		return o, nil
+	case *gatewayv1.GRPCRoute:
+		return o, nil
 	default:
 		return nil, fmt.Errorf("unexpected object of type %T in a child informer", obj)
 	}
@@ -565,8 +567,8 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) erro
 // syncChildren creates, updates or deletes the children of dobj as needed,
 // one kind after the other: the Deployment, and the Service,
 // PodDisruptionBudget, HorizontalPodAutoscaler, NetworkPolicy and Ingress
-// or HTTPRoute (with the HTTPRoute that redirects to https) when the spec
-// asks for them (pkg/children has a file for each). It
+// or Gateway API routes (see syncGatewayRoutes) when the spec asks for
+// them (pkg/children has a file for each). It
 // returns the children as they are afterwards, with the problems that kept
 // any of them from being made, and a short description of each write, for
 // the event. A child that is blocked does not keep the others from being
@@ -665,90 +667,101 @@ func (c *Controller) syncChildren(ctx context.Context, dobj *appv1.DeployObject)
 }
 
 // syncGatewayRoutes brings dobj's Gateway API routes in line, as
-// syncChildren does its other children: the HTTPRoute and the one that
-// redirects to https, and the GRPCRoute. Without the Gateway API, or
+// syncChildren does its other children: the GRPCRoute, then the HTTPRoute
+// and the one that redirects to https. Without the Gateway API, or
 // without one of the two kinds, there is no route of that kind to delete
 // either; the problem is not retried: watchGatewayAPI syncs dobj again
-// once the kind is served.
+// once the kind is served. An HTTPRoute that a GRPCRoute replaces (a port
+// turned to gRPC) is deleted only once the GRPCRoute exists: the two may
+// not serve one hostname on a listener, so the switch cannot wait for the
+// GRPCRoute to be accepted.
 func (c *Controller) syncGatewayRoutes(ctx context.Context, dobj *appv1.DeployObject, out *status.Outcome, record func(kind, action string, err error) error, recheckOwner func(context.Context) error) error {
 	ns := dobj.Namespace
-	unavailable := func(kind, name string) {
-		out.Problems = append(out.Problems, children.Problem{Kind: kind, Reason: appv1.ReasonGatewayAPIUnavailable,
+	unavailable := func(key, kind, name string) {
+		out.Problems = append(out.Problems, children.Problem{Kind: key, Reason: appv1.ReasonGatewayAPIUnavailable,
 			Message: fmt.Sprintf("the cluster does not serve %s %ss (the Gateway API CRDs are not installed); the controller makes %s %s once it does", children.GatewayAPIGroupVersion, kind, kind, name)})
 	}
-	httpUnavailable := func() {
-		switch {
-		case children.WantsHTTPRoute(dobj):
-			unavailable(children.KindHTTPRoute, dobj.Name)
-		case children.WantsHTTPSRedirect(dobj):
-			unavailable(children.KindHTTPRoute, children.HTTPSRedirectName(dobj))
+
+	if grpcRoutes := c.gateway.GRPCRoutes(); grpcRoutes == nil {
+		if children.WantsGRPCRoute(dobj) {
+			unavailable(children.KindGRPCRoute, children.KindGRPCRoute, dobj.Name)
 		}
-	}
-	if routes := c.gateway.Routes(); routes == nil {
-		httpUnavailable()
-	} else if kept := keptRoute(dobj, children.WantsIngress(dobj), children.KindHTTPRoute, routes.HTTPRoutes(ns).Get, func() bool {
+	} else if kept := keptRoute(dobj, children.WantsIngress(dobj), children.KindGRPCRoute, grpcRoutes.GRPCRoutes(ns).Get, func() bool {
 		return children.KeepsGatewayRoute(dobj, out.Ingress)
 	}); kept != "" {
 		out.KeptRoute = kept
 	} else {
-		// The route, and the one that redirects to https.
-		for _, r := range []struct {
-			name    string
-			want    bool
-			desired func(*appv1.DeployObject) (*gatewayv1.HTTPRoute, error)
-			synced  **gatewayv1.HTTPRoute
-		}{
-			{dobj.Name, children.WantsHTTPRoute(dobj), children.DesiredHTTPRoute, &out.HTTPRoute},
-			{children.HTTPSRedirectName(dobj), children.WantsHTTPSRedirect(dobj), children.DesiredHTTPSRedirect, &out.HTTPSRedirect},
-		} {
-			desired, err := r.desired(dobj)
-			if err != nil {
-				return err
+		desired, err := children.DesiredGRPCRoute(dobj)
+		if err != nil {
+			return err
+		}
+		synced, action, err := children.SyncOptional(ctx, dobj, children.WantsGRPCRoute(dobj), desired,
+			children.UpdatedOps(children.KindGRPCRoute, grpcRoutes.GRPCRoutes(ns).Get, c.gateway.Client.GatewayV1().GRPCRoutes(ns), children.MergeGRPCRoute, recheckOwner))
+		switch {
+		case children.IsResourceNotServed(err):
+			// The CRD was removed since the cache was built.
+			c.gateway.LostGRPC()
+			if children.WantsGRPCRoute(dobj) {
+				unavailable(children.KindGRPCRoute, children.KindGRPCRoute, dobj.Name)
 			}
-			synced, action, err := children.SyncOptionalNamed(ctx, dobj, r.name, r.want, desired,
-				children.UpdatedOps(children.KindHTTPRoute, routes.HTTPRoutes(ns).Get, c.gateway.Client.GatewayV1().HTTPRoutes(ns), children.MergeHTTPRoute, recheckOwner))
-			if children.IsResourceNotServed(err) {
-				// The Gateway API CRDs were removed since the cache was built.
-				c.gateway.Lost()
-				out.HTTPRoute, out.HTTPSRedirect = nil, nil
-				httpUnavailable()
-				break
-			}
-			*r.synced = synced
-			if err := record(children.KindHTTPRoute, action, err); err != nil {
+		default:
+			out.GRPCRoute = synced
+			if err := record(children.KindGRPCRoute, action, err); err != nil {
 				return err
 			}
 		}
 	}
 
-	grpcRoutes := c.gateway.GRPCRoutes()
-	if grpcRoutes == nil {
-		if children.WantsGRPCRoute(dobj) {
-			unavailable(children.KindGRPCRoute, dobj.Name)
+	routes := c.gateway.Routes()
+	if routes == nil {
+		if children.WantsHTTPRoute(dobj) {
+			unavailable(children.KindHTTPRoute, children.KindHTTPRoute, dobj.Name)
+		}
+		if children.WantsHTTPSRedirect(dobj) {
+			unavailable(children.KindHTTPSRedirect, children.KindHTTPRoute, children.HTTPSRedirectName(dobj))
 		}
 		return nil
 	}
-	if kept := keptRoute(dobj, children.WantsIngress(dobj), children.KindGRPCRoute, grpcRoutes.GRPCRoutes(ns).Get, func() bool {
+	if kept := keptRoute(dobj, children.WantsIngress(dobj), children.KindHTTPRoute, routes.HTTPRoutes(ns).Get, func() bool {
 		return children.KeepsGatewayRoute(dobj, out.Ingress)
 	}); kept != "" {
 		out.KeptRoute = kept
 		return nil
 	}
-	desired, err := children.DesiredGRPCRoute(dobj)
-	if err != nil {
-		return err
-	}
-	synced, action, err := children.SyncOptional(ctx, dobj, children.WantsGRPCRoute(dobj), desired,
-		children.UpdatedOps(children.KindGRPCRoute, grpcRoutes.GRPCRoutes(ns).Get, c.gateway.Client.GatewayV1().GRPCRoutes(ns), children.MergeGRPCRoute, recheckOwner))
-	if children.IsResourceNotServed(err) {
-		c.gateway.LostGRPC()
-		if children.WantsGRPCRoute(dobj) {
-			unavailable(children.KindGRPCRoute, dobj.Name)
+	for _, r := range []struct {
+		key, name string
+		want      bool
+		desired   func(*appv1.DeployObject) (*gatewayv1.HTTPRoute, error)
+		synced    **gatewayv1.HTTPRoute
+	}{
+		{children.KindHTTPRoute, dobj.Name, children.WantsHTTPRoute(dobj), children.DesiredHTTPRoute, &out.HTTPRoute},
+		{children.KindHTTPSRedirect, children.HTTPSRedirectName(dobj), children.WantsHTTPSRedirect(dobj), children.DesiredHTTPSRedirect, &out.HTTPSRedirect},
+	} {
+		if r.name == dobj.Name && children.WantsGRPCRoute(dobj) && out.GRPCRoute == nil {
+			// Its replacement is not made yet.
+			continue
 		}
-		return nil
+		desired, err := r.desired(dobj)
+		if err != nil {
+			return err
+		}
+		synced, action, err := children.SyncOptionalNamed(ctx, dobj, r.name, r.want, desired,
+			children.UpdatedOps(children.KindHTTPRoute, routes.HTTPRoutes(ns).Get, c.gateway.Client.GatewayV1().HTTPRoutes(ns), children.MergeHTTPRoute, recheckOwner))
+		if children.IsResourceNotServed(err) {
+			// The Gateway API CRDs were removed since the cache was built.
+			c.gateway.Lost()
+			out.HTTPRoute, out.HTTPSRedirect = nil, nil
+			if r.want {
+				unavailable(r.key, children.KindHTTPRoute, r.name)
+			}
+			return nil
+		}
+		*r.synced = synced
+		if err := record(r.key, action, err); err != nil {
+			return err
+		}
 	}
-	out.GRPCRoute = synced
-	return record(children.KindGRPCRoute, action, err)
+	return nil
 }
 
 // gatewayRouteAccepted reports whether the Gateway API route dobj asks for

@@ -1234,6 +1234,19 @@ func TestEventHandlers(t *testing.T) {
 	c.enqueueOwner(testobjects.LiveDeployment(dobj))
 	expect("a Deployment the transform did not pack")
 
+	// The Gateway API routes, cached unpacked.
+	for _, route := range []any{
+		testobjects.LiveHTTPRoute(testobjects.NewDeployObject(testobjects.WithHTTPRoute)),
+		testobjects.LiveGRPCRoute(testobjects.NewDeployObject(testobjects.WithGRPCRoute)),
+	} {
+		route, err := caches.Transform(route)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.enqueueOwner(route)
+		expect(fmt.Sprintf("%T add", route), testobjects.TestKey)
+	}
+
 	statusOnly := dobj.DeepCopy()
 	statusOnly.ResourceVersion = "11"
 	statusOnly.Status.ReadyReplicas = 2
@@ -2445,7 +2458,44 @@ func TestSyncGRPCRoute(t *testing.T) {
 		if err != nil {
 			t.Fatalf("sync: %v", err)
 		}
-		expectActions(t, actions, "get services", "update services", "patch deployobjects/status", "delete httproutes", "create grpcroutes")
+		// The HTTPRoute goes once its replacement exists.
+		expectActions(t, actions, "get services", "update services", "patch deployobjects/status", "create grpcroutes", "delete httproutes")
+	})
+	t.Run("a port turned to gRPC keeps the HTTPRoute while GRPCRoutes are not served", func(t *testing.T) {
+		f := newFixture(t)
+		f.gatewayAPI = true
+		before := testobjects.NewDeployObject(testobjects.WithHTTPRoute)
+		f.withLiveChildren(before)
+		f.httpRoutes = []*gatewayv1.HTTPRoute{testobjects.LiveHTTPRoute(before)}
+		dobj := testobjects.NewDeployObject(testobjects.WithHTTPRoute, func(d *appv1.DeployObject) { d.Spec.Ports[0].AppProtocol = ptr.To("grpc") })
+		f.dobjs = []*appv1.DeployObject{dobj}
+		_, ctx := ktesting.NewTestContext(t)
+		c := f.newController(ctx)
+		c.gateway.GRPCLister = nil
+		if err := c.syncHandler(ctx, testobjects.TestKey); err != nil {
+			t.Fatalf("sync: %v", err)
+		}
+		actions := writes(f.kubeClient.Actions(), f.client.Actions(), f.gatewayClient.Actions())
+		expectActions(t, actions, "get services", "update services", "patch deployobjects/status")
+		if r := readyOf(t, actions[2]); r.Reason != appv1.ReasonGatewayAPIUnavailable {
+			t.Errorf("Ready = %+v, want GatewayAPIUnavailable", r)
+		}
+	})
+	t.Run("a route admitted before GRPCRoutes, by a path that names no gRPC call, keeps its HTTPRoute", func(t *testing.T) {
+		f := newFixture(t)
+		f.gatewayAPI = true
+		dobj := testobjects.NewDeployObject(testobjects.WithHTTPRoute, func(d *appv1.DeployObject) {
+			d.Spec.Ports[0].AppProtocol = ptr.To("grpc")
+			d.Spec.Route.Path = "/api"
+		})
+		f.withLiveChildren(dobj)
+		f.httpRoutes = []*gatewayv1.HTTPRoute{testobjects.LiveHTTPRoute(dobj)}
+		dobj.Status = status.Compute(dobj, status.Outcome{Deployment: testobjects.LiveDeployment(dobj), Service: testobjects.LiveService(dobj), HTTPRoute: testobjects.LiveHTTPRoute(dobj), DeploymentHash: testobjects.MustHash(dobj)}, testobjects.Earlier)
+		err, actions := f.sync()
+		if err != nil {
+			t.Fatalf("sync: %v", err)
+		}
+		expectActions(t, actions)
 	})
 	t.Run("GRPCRoutes not served", func(t *testing.T) {
 		f := newFixture(t)

@@ -21,7 +21,7 @@ import (
 // GatewayAPIRecheck is how often the controller asks discovery whether the
 // cluster serves HTTPRoutes and GRPCRoutes, until it does: one small GET,
 // for clusters where the Gateway API CRDs are installed after the
-// controller started. Tests set GatewayRoutes.recheck instead.
+// controller started. Tests set GatewayRoutes.Recheck instead.
 const GatewayAPIRecheck = 20 * time.Second
 
 // GatewayRoutes are the HTTPRoute and GRPCRoute caches, each of which
@@ -32,11 +32,11 @@ const GatewayAPIRecheck = 20 * time.Second
 type GatewayRoutes struct {
 	Client    gatewayclient.Interface
 	Discovery discovery.DiscoveryInterface
-	// informer builds the HTTPRoute informer, grpcInformer the GRPCRoute
+	// Informer builds the HTTPRoute informer, GRPCInformer the GRPCRoute
 	// one, each with its transform.
 	Informer     func() (cache.SharedIndexInformer, error)
 	GRPCInformer func() (cache.SharedIndexInformer, error)
-	// recheck is GatewayAPIRecheck, or shorter in tests.
+	// Recheck is GatewayAPIRecheck, or shorter in tests.
 	Recheck time.Duration
 
 	mu         sync.RWMutex

@@ -29,12 +29,12 @@ import (
 
 // NewInformerFactories returns the factories of the controller's informers,
 // which decide what the caches hold: every DeployObject in the watched
-// namespaces, resynced every resync period; only the children (Deployments,
-// Services, PodDisruptionBudgets, HorizontalPodAutoscalers, Ingresses,
-// NetworkPolicies) that carry the
-// controller's managed-by label, never resynced (the handlers drop child
-// resyncs anyway); all trimmed by Transform. A kind no DeployObject
-// asks for costs an empty cache and one watch, nothing per DeployObject.
+// namespaces, resynced every resync period; only the children
+// (Deployments, Services, PodDisruptionBudgets, HorizontalPodAutoscalers,
+// Ingresses, NetworkPolicies) that carry the controller's managed-by label,
+// never resynced (the handlers drop child resyncs anyway); all trimmed by
+// Transform. A kind no DeployObject asks for costs an empty cache and one
+// watch, nothing per DeployObject.
 //
 // The informers are registered here without the namespace index that the
 // generated ones add: the controller only ever reads by key, and at 10,000

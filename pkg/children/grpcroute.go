@@ -2,6 +2,7 @@ package children
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -33,16 +34,45 @@ func WantsGRPCRoute(dobj *appv1.DeployObject) bool {
 	return r != nil && len(r.ParentRefs) > 0 && routesGRPC(dobj)
 }
 
-// routesGRPC reports whether dobj's route sends to gRPC ports. Admission
-// keeps every rule's port of one kind, so the first rule tells.
+// routesGRPC reports whether dobj's route sends to gRPC ports only, each
+// rule with a path that names gRPC calls. Admission refuses anything else
+// with parentRefs since GRPCRoutes exist; a DeployObject admitted before
+// may send to a gRPC port by any path, and keeps its HTTPRoute.
 func routesGRPC(dobj *appv1.DeployObject) bool {
-	port := RouteRules(dobj.Spec.Route)[0].Port
+	grpc := map[string]bool{}
 	for _, p := range dobj.Spec.Ports {
-		if p.Name == port {
-			return ptr.Deref(p.AppProtocol, "") == AppProtocolGRPC
+		grpc[p.Name] = ptr.Deref(p.AppProtocol, "") == AppProtocolGRPC
+	}
+	for _, rule := range RouteRules(dobj.Spec.Route) {
+		if !grpc[rule.Port] || rule.Timeout != nil || !grpcPath(rule) {
+			return false
 		}
 	}
-	return false
+	return true
+}
+
+// grpcService and grpcMethod are the names a gRPC path holds, as the
+// GRPCRoute CRD takes them.
+var (
+	grpcService = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$`)
+	grpcMethod  = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+)
+
+// grpcPath reports whether rule's path names gRPC calls: "/" (a prefix:
+// every call), "/SERVICE/" (a prefix: a service) or "/SERVICE/METHOD"
+// (exact: a method).
+func grpcPath(rule appv1.RouteRule) bool {
+	if rule.Path == "/" {
+		return rule.PathType == appv1.PathPrefix
+	}
+	service, method, ok := strings.Cut(strings.TrimPrefix(string(rule.Path), "/"), "/")
+	if !ok || !grpcService.MatchString(service) {
+		return false
+	}
+	if rule.PathType == appv1.PathPrefix {
+		return method == ""
+	}
+	return grpcMethod.MatchString(method)
 }
 
 // DesiredGRPCRoute is the GRPCRoute dobj asks for, stamped with the hash of

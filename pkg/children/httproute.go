@@ -30,7 +30,8 @@ import (
 // KindHTTPRoute names the HTTPRoute in problems and events.
 const KindHTTPRoute = "HTTPRoute"
 
-// GatewayAPIGroupVersion is what discovery must serve, with httproutes.
+// GatewayAPIGroupVersion is what discovery must serve, with httproutes and
+// grpcroutes.
 var GatewayAPIGroupVersion = gatewayv1.SchemeGroupVersion
 
 // WantsGatewayRoute reports whether dobj asks for a route attached to
@@ -80,6 +81,10 @@ func DesiredHTTPRoute(dobj *appv1.DeployObject) (*gatewayv1.HTTPRoute, error) {
 	}
 	return stampedRoute(route, r)
 }
+
+// KindHTTPSRedirect is the key of the problems of the HTTPRoute that
+// redirects to https, told apart from the route's own.
+const KindHTTPSRedirect = "HTTPRoute (https redirect)"
 
 // WantsHTTPSRedirect reports whether dobj asks for the HTTPRoute that
 // redirects to https.
@@ -205,9 +210,8 @@ func routeInSync[S any](live, desired metav1.ObjectMeta, liveSpec, desiredSpec S
 }
 
 // SlimHTTPRoute keeps the spec, the hash annotation MergeHTTPRoute reads,
-// no kind or API version,
 // and of the status, each parent's Accepted and ResolvedRefs conditions,
-// which HTTPRouteCondition reads.
+// which HTTPRouteCondition reads; not the kind and API version.
 func SlimHTTPRoute(r *gatewayv1.HTTPRoute) *gatewayv1.HTTPRoute {
 	// A route from a list and one from a watch must be cached alike (see
 	// caches.TestTransformCachesListedAndWatchedAlike): only one of them

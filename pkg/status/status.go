@@ -134,12 +134,12 @@ func httpsRedirectCondition(dobj *appv1.DeployObject, out Outcome) *metav1.Condi
 	if !children.WantsHTTPSRedirect(dobj) {
 		return nil
 	}
-	if out.HTTPSRedirect == nil {
+	if p := out.problem(children.KindHTTPSRedirect); out.HTTPSRedirect == nil && p == nil {
 		c := metav1.Condition{Type: appv1.ConditionRoute, Status: metav1.ConditionFalse, Reason: appv1.ReasonProgressing,
 			Message: fmt.Sprintf("%s %s, which redirects to https, does not exist yet", children.KindHTTPRoute, children.HTTPSRedirectName(dobj))}
 		return &c
 	}
-	c := children.HTTPRouteCondition(dobj, out.HTTPSRedirect, nil)
+	c := children.HTTPRouteCondition(dobj, out.HTTPSRedirect, out.problem(children.KindHTTPSRedirect))
 	if c.Status == metav1.ConditionTrue {
 		return nil
 	}

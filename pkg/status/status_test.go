@@ -373,4 +373,10 @@ func TestHTTPSRedirectIsReported(t *testing.T) {
 			}
 		})
 	}
+	// A problem of the redirect is the redirect's, not the route's.
+	conflict := children.Problem{Kind: children.KindHTTPSRedirect, Reason: appv1.ReasonResourceConflict, Message: "HTTPRoute web.https-redirect exists and is not controlled by this DeployObject"}
+	s := Compute(dobj, Outcome{Deployment: testobjects.LiveDeployment(dobj), Service: testobjects.LiveService(dobj), HTTPRoute: testobjects.LiveHTTPRoute(dobj), Problems: []children.Problem{conflict}}, testobjects.FixedNow)
+	if route := meta.FindStatusCondition(s.Conditions, appv1.ConditionRoute); route.Reason != appv1.ReasonResourceConflict || !strings.Contains(route.Message, "web.https-redirect") {
+		t.Errorf("Route = %s %q, want the redirect's conflict", route.Reason, route.Message)
+	}
 }

@@ -832,6 +832,13 @@ func InvalidTable() []Invalid {
 		{"networkPolicy selector operator unknown", "spec.networkPolicy.from[0].podSelector.matchExpressions[0].operator", setPolicyFrom(map[string]any{"podSelector": map[string]any{"matchExpressions": []any{map[string]any{"key": "tier", "operator": "Gt", "values": []any{"1"}}}}})},
 		{"networkPolicy selector In without values", "spec.networkPolicy.from[0].podSelector.matchExpressions[0].values", setPolicyFrom(map[string]any{"podSelector": map[string]any{"matchExpressions": []any{map[string]any{"key": "tier", "operator": "In"}}}})},
 		{"networkPolicy selector Exists with values", "spec.networkPolicy.from[0].podSelector.matchExpressions[0].values", setPolicyFrom(map[string]any{"podSelector": map[string]any{"matchExpressions": []any{map[string]any{"key": "tier", "operator": "Exists", "values": []any{"web"}}}}})},
+		{"networkPolicy selector label key with a prefix of 254 characters", "spec.networkPolicy.from[0].podSelector.matchLabels", setPolicyFrom(map[string]any{"podSelector": map[string]any{"matchLabels": map[string]any{dnsSubdomain(254, 'p') + "/n": "x"}}})},
+		{"service metadata label key with a prefix of 254 characters", "spec.service.metadata.labels", func(o map[string]any) {
+			spec(o)["service"] = map[string]any{"metadata": map[string]any{"labels": map[string]any{dnsSubdomain(254, 'p') + "/n": "x"}}}
+		}},
+		{"route metadata annotation key with a prefix of 254 characters", "spec.route.metadata.annotations", func(o map[string]any) {
+			spec(o)["route"] = map[string]any{"port": "http", "ingressClassName": "nginx", "metadata": map[string]any{"annotations": map[string]any{dnsSubdomain(254, 'p') + "/n": "x"}}}
+		}},
 		{"networkPolicy selector value not a label value", "spec.networkPolicy.from[0].podSelector.matchExpressions[0].values[0]", setPolicyFrom(map[string]any{"podSelector": map[string]any{"matchExpressions": []any{map[string]any{"key": "tier", "operator": "In", "values": []any{"-web"}}}}})},
 		{"networkPolicy selector key with an empty name", "spec.networkPolicy.from[0].podSelector.matchExpressions[0].key", setPolicyFrom(map[string]any{"podSelector": map[string]any{"matchExpressions": []any{map[string]any{"key": "example.com/", "operator": "Exists"}}}})},
 		{"networkPolicy from too many peers", "spec.networkPolicy.from", setSpec("networkPolicy", map[string]any{"from": repeat(17, func(i int) any { return map[string]any{"deployObject": fmt.Sprintf("d%d", i)} })})},

@@ -55,15 +55,16 @@ const (
 	ContainerName = "app"
 )
 
-// AnnotationOwnedMetadata on a Service, Ingress, HTTPRoute or NetworkPolicy
-// records the label and annotation keys the controller set on it from the
-// spec's service.metadata, route.metadata or networkPolicy.metadata ("l:"
-// or "a:" before each key), and on a Service the spec.service fields it
-// set ("s:" before each), sorted, comma-separated: a key or field the spec
-// drops is removed, every other one is someone else's and kept.
+// AnnotationOwnedMetadata on a Service, Ingress, HTTPRoute, GRPCRoute or
+// NetworkPolicy records the label and annotation keys the controller set
+// on it from the spec's service.metadata, route.metadata or
+// networkPolicy.metadata ("l:" or "a:" before each key), and on a Service
+// the spec.service fields it set ("s:" before each), sorted,
+// comma-separated: a key or field the spec drops is removed, every other
+// one is someone else's and kept.
 const AnnotationOwnedMetadata = "app.deployobject.dev/owned-metadata"
 
-// AnnotationRouteHash on the HTTPRoute holds the hash of the spec the
+// AnnotationRouteHash on an HTTPRoute or GRPCRoute holds the hash of the spec the
 // controller last wrote to it. The Gateway API CRDs fill defaults into an
 // HTTPRoute (parent and backend kinds and groups, weights, match types),
 // so, as for the HorizontalPodAutoscaler, a field the DeployObject stops

@@ -15,7 +15,7 @@ package v1
 // the HTTPRoute or the Ingress later, where the rules of the two differ the
 // stricter one.
 //
-// +kubebuilder:validation:XValidation:rule="has(self.parentRefs) != has(self.ingressClassName)",message="route must set exactly one of parentRefs (an HTTPRoute attached to Gateways) and ingressClassName (an Ingress)"
+// +kubebuilder:validation:XValidation:rule="has(self.parentRefs) != has(self.ingressClassName)",message="route must set exactly one of parentRefs (an HTTPRoute or GRPCRoute attached to Gateways) and ingressClassName (an Ingress)"
 // +kubebuilder:validation:XValidation:rule="!has(self.tlsSecretName) || has(self.ingressClassName)",message="tlsSecretName is for an Ingress (ingressClassName); with parentRefs, TLS is terminated by the Gateway's listener",fieldPath=".tlsSecretName"
 // +kubebuilder:validation:XValidation:rule="has(self.port) != has(self.rules)",message="route must set exactly one of port (one rule: every request under path to one port) and rules"
 // +kubebuilder:validation:XValidation:rule="!has(self.path) || has(self.port)",message="path goes with port; each of rules has its own path",fieldPath=".path"
@@ -61,9 +61,9 @@ type Route struct {
 	// +optional
 	Path HTTPPath `json:"path,omitempty"`
 
-	// parentRefs are the Gateways the HTTPRoute attaches to: at most 8;
-	// two references to the same Gateway must each name a different
-	// listener (sectionName).
+	// parentRefs are the Gateways the HTTPRoute or GRPCRoute attaches to:
+	// at most 8; two references to the same Gateway must each name a
+	// different listener (sectionName).
 	// +optional
 	ParentRefs GatewayRefs `json:"parentRefs,omitempty"`
 
@@ -91,10 +91,11 @@ type Route struct {
 	// +optional
 	HTTPSRedirect *HTTPSRedirect `json:"httpsRedirect,omitempty"`
 
-	// metadata are labels and annotations for the HTTPRoute or the
-	// Ingress, such as cert-manager's cert-manager.io/cluster-issuer or
-	// external-dns's external-dns.alpha.kubernetes.io/hostname; see
-	// ChildMetadata for who owns which key.
+	// metadata are labels and annotations for the route (the Ingress, or
+	// the HTTPRoute, its redirect and the GRPCRoute), such as
+	// cert-manager's cert-manager.io/cluster-issuer or external-dns's
+	// external-dns.alpha.kubernetes.io/hostname; see ChildMetadata for who
+	// owns which key.
 	// +optional
 	Metadata *ChildMetadata `json:"metadata,omitempty"`
 }

@@ -58,9 +58,9 @@ type RouteApplyConfiguration struct {
 	// path, with port, is the prefix of the request paths the route sends
 	// to the port, "/" (every path) when unset.
 	Path *appv1.HTTPPath `json:"path,omitempty"`
-	// parentRefs are the Gateways the HTTPRoute attaches to: at most 8;
-	// two references to the same Gateway must each name a different
-	// listener (sectionName).
+	// parentRefs are the Gateways the HTTPRoute or GRPCRoute attaches to:
+	// at most 8; two references to the same Gateway must each name a
+	// different listener (sectionName).
 	ParentRefs *appv1.GatewayRefs `json:"parentRefs,omitempty"`
 	// ingressClassName is the IngressClass of the Ingress: a DNS subdomain
 	// of at most 253 characters.
@@ -74,10 +74,11 @@ type RouteApplyConfiguration struct {
 	// (parentRefs) only: the Ingress API has no redirect, and ingress
 	// controllers read theirs from annotations, which metadata sets.
 	HTTPSRedirect *HTTPSRedirectApplyConfiguration `json:"httpsRedirect,omitempty"`
-	// metadata are labels and annotations for the HTTPRoute or the
-	// Ingress, such as cert-manager's cert-manager.io/cluster-issuer or
-	// external-dns's external-dns.alpha.kubernetes.io/hostname; see
-	// ChildMetadata for who owns which key.
+	// metadata are labels and annotations for the route (the Ingress, or
+	// the HTTPRoute, its redirect and the GRPCRoute), such as
+	// cert-manager's cert-manager.io/cluster-issuer or external-dns's
+	// external-dns.alpha.kubernetes.io/hostname; see ChildMetadata for who
+	// owns which key.
 	Metadata *ChildMetadataApplyConfiguration `json:"metadata,omitempty"`
 }
 
