@@ -131,7 +131,8 @@ func bound(s *apiextensionsv1.JSONSchemaProps, name string) {
 	case "string":
 		if s.MaxLength == nil && len(s.Enum) == 0 && s.Format != "date-time" {
 			n := int64(defaultMaxLength)
-			if name == "name" || name == "key" || strings.HasSuffix(name, "Name") {
+			// Host names (hostAliases) are DNS names, as are object names.
+			if name == "name" || name == "key" || strings.HasSuffix(name, "Name") || name == "hostnames" {
 				n = nameMaxLength
 			}
 			s.MaxLength = &n

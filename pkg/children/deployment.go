@@ -277,6 +277,13 @@ func slimPodSpec(p corev1.PodSpec) corev1.PodSpec {
 		Tolerations:                   p.Tolerations,
 		PriorityClassName:             p.PriorityClassName,
 		TopologySpreadConstraints:     p.TopologySpreadConstraints,
+		Resources:                     p.Resources,
+		RuntimeClassName:              p.RuntimeClassName,
+		HostAliases:                   p.HostAliases,
+		DNSPolicy:                     p.DNSPolicy,
+		DNSConfig:                     p.DNSConfig,
+		ShareProcessNamespace:         p.ShareProcessNamespace,
+		EnableServiceLinks:            p.EnableServiceLinks,
 	}
 }
 

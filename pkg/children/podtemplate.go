@@ -51,6 +51,13 @@ func DesiredPodTemplate(dobj *appv1.DeployObject, profile PodSecurityProfile) co
 		TopologySpreadConstraints:     deepCopySlice(spec.TopologySpreadConstraints),
 		PriorityClassName:             spec.PriorityClassName,
 		TerminationGracePeriodSeconds: copyPtr(spec.TerminationGracePeriodSeconds),
+		Resources:                     storedResourcesPtr(spec.PodResources),
+		RuntimeClassName:              copyPtr(spec.RuntimeClassName),
+		HostAliases:                   deepCopySlice(spec.HostAliases),
+		DNSPolicy:                     spec.DNSPolicy,
+		DNSConfig:                     spec.DNSConfig.DeepCopy(),
+		ShareProcessNamespace:         copyPtr(spec.ShareProcessNamespace),
+		EnableServiceLinks:            copyPtr(spec.EnableServiceLinks),
 	}
 	if profile == ProfileRestricted {
 		restrict(&pod)
@@ -79,6 +86,8 @@ func desiredContainer(dobj *appv1.DeployObject) corev1.Container {
 		Lifecycle:       spec.Lifecycle.DeepCopy(),
 		VolumeMounts:    deepCopySlice(spec.VolumeMounts),
 		SecurityContext: spec.SecurityContext.DeepCopy(),
+		WorkingDir:      spec.WorkingDir,
+		ResizePolicy:    cloneSlice(spec.ResizePolicy),
 	}
 	for _, p := range spec.Ports {
 		c.Ports = append(c.Ports, corev1.ContainerPort{
@@ -154,4 +163,14 @@ func storedResources(r corev1.ResourceRequirements) corev1.ResourceRequirements 
 		}
 	}
 	return out
+}
+
+// storedResourcesPtr is storedResources of the pod-level resources, nil
+// when the spec sets none.
+func storedResourcesPtr(r *corev1.ResourceRequirements) *corev1.ResourceRequirements {
+	if r == nil {
+		return nil
+	}
+	out := storedResources(*r)
+	return &out
 }

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/diff"
 	"k8s.io/utils/ptr"
 
@@ -64,6 +65,23 @@ func TestDesiredPodTemplate(t *testing.T) {
 			if c := p.Spec.Containers[0].SecurityContext; len(c.Capabilities.Add) != 1 || ptr.Deref(c.AllowPrivilegeEscalation, true) {
 				t.Errorf("container securityContext = %+v", c)
 			}
+		}},
+		{"the pod details reach the template, copied", testobjects.WithEveryPodField, children.ProfileNone, func(t *testing.T, p corev1.PodTemplateSpec) {
+			ps, c := p.Spec, p.Spec.Containers[0]
+			if c.WorkingDir != "/srv" || len(c.ResizePolicy) != 2 || c.ResizePolicy[1].RestartPolicy != corev1.RestartContainer {
+				t.Errorf("main container workingDir %q, resizePolicy %+v", c.WorkingDir, c.ResizePolicy)
+			}
+			if ps.Resources == nil || ps.Resources.Requests.Cpu().String() != "200m" || ptr.Deref(ps.RuntimeClassName, "") != "gvisor" ||
+				len(ps.HostAliases) != 1 || ps.DNSPolicy != corev1.DNSNone || ps.DNSConfig == nil || len(ps.DNSConfig.Nameservers) != 1 ||
+				!ptr.Deref(ps.ShareProcessNamespace, false) || ptr.Deref(ps.EnableServiceLinks, true) {
+				t.Errorf("pod spec = %+v", ps)
+			}
+			// Changed here, they must not change the DeployObject (checked below).
+			ps.HostAliases[0].Hostnames[0] = "changed"
+			ps.DNSConfig.Nameservers[0] = "changed"
+			*ps.DNSConfig.Options[0].Value = "changed"
+			c.ResizePolicy[0].RestartPolicy = "changed"
+			ps.Resources.Requests[corev1.ResourceCPU] = resource.MustParse("1")
 		}},
 		{"the spec is copied, not shared", func(d *appv1.DeployObject) {
 			d.Spec.Tolerations = []corev1.Toleration{{Key: "k", TolerationSeconds: ptr.To[int64](5)}}

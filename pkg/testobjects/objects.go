@@ -366,6 +366,15 @@ func WithEveryPodField(d *appv1.DeployObject) {
 	s.TopologySpreadConstraints = []corev1.TopologySpreadConstraint{{MaxSkew: 1, TopologyKey: "zone", WhenUnsatisfiable: corev1.ScheduleAnyway}}
 	s.PriorityClassName = "high"
 	s.TerminationGracePeriodSeconds = ptr.To[int64](45)
+	s.WorkingDir = "/srv"
+	s.ResizePolicy = []corev1.ContainerResizePolicy{{ResourceName: corev1.ResourceCPU, RestartPolicy: corev1.NotRequired}, {ResourceName: corev1.ResourceMemory, RestartPolicy: corev1.RestartContainer}}
+	s.PodResources = &corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("200m")}, Limits: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("256Mi")}}
+	s.RuntimeClassName = ptr.To("gvisor")
+	s.HostAliases = []corev1.HostAlias{{IP: "192.0.2.10", Hostnames: []string{"db.internal"}}}
+	s.DNSPolicy = corev1.DNSNone
+	s.DNSConfig = &corev1.PodDNSConfig{Nameservers: []string{"192.0.2.53"}, Searches: []string{"svc.cluster.local"}, Options: []corev1.PodDNSConfigOption{{Name: "ndots", Value: ptr.To("2")}}}
+	s.ShareProcessNamespace = ptr.To(true)
+	s.EnableServiceLinks = ptr.To(false)
 	s.PodMetadata = &appv1.PodMetadata{Labels: map[string]string{"team": "a"}, Annotations: map[string]string{"a": "b"}}
 	s.InitContainers = []corev1.Container{{Name: "init", Image: "i"}}
 	s.Sidecars = []corev1.Container{{Name: "side", Image: "s"}}

@@ -222,6 +222,19 @@ func AcceptedTable() []Accepted {
 				"externalTrafficPolicy": "Local", "internalTrafficPolicy": "Local", "trafficDistribution": "PreferSameZone",
 			}
 		}},
+		{"every pod detail: working directory, resize policy, pod resources, runtime class, host aliases, DNS, process namespace, service links", func(o map[string]any) {
+			sp := spec(o)
+			sp["workingDir"] = "/" + strings.Repeat("w", 4095)
+			sp["resizePolicy"] = []any{map[string]any{"resourceName": "cpu", "restartPolicy": "NotRequired"}, map[string]any{"resourceName": "memory", "restartPolicy": "RestartContainer"}}
+			sp["podResources"] = map[string]any{"requests": map[string]any{"cpu": "100m", "memory": "64Mi"}, "limits": map[string]any{"cpu": "2", "memory": "1Gi"}}
+			sp["runtimeClassName"] = dnsSubdomain(253, 'r')
+			sp["hostAliases"] = []any{map[string]any{"ip": "192.0.2.10", "hostnames": []any{"db.internal", dnsSubdomain(253, 'h')}}, map[string]any{"ip": "2001:db8::1"}}
+			sp["dnsPolicy"] = "None"
+			sp["dnsConfig"] = map[string]any{"nameservers": []any{"192.0.2.53", "2001:db8::53", "198.51.100.53"}, "searches": []any{"svc.cluster.local", "example.com."},
+				"options": []any{map[string]any{"name": "ndots", "value": "2"}, map[string]any{"name": "edns0"}}}
+			sp["shareProcessNamespace"] = true
+			sp["enableServiceLinks"] = false
+		}},
 		{"a NetworkPolicy with a peer of every kind, the route's proxies and egress", func(o map[string]any) {
 			spec(o)["route"] = map[string]any{"port": "http", "ingressClassName": "nginx"}
 			spec(o)["networkPolicy"] = map[string]any{
@@ -813,6 +826,29 @@ func InvalidTable() []Invalid {
 			"maxReplicas": int64(3), "targetCPUUtilizationPercentage": int64(70),
 			"behavior": map[string]any{"scaleDown": map[string]any{"policies": []any{map[string]any{"type": "Percent", "value": int64(10), "periodSeconds": int64(0)}}}},
 		})},
+		{"workingDir too long", "spec.workingDir", setSpec("workingDir", "/"+strings.Repeat("w", 4096))},
+		{"resizePolicy for a GPU", "spec.resizePolicy[0].resourceName", setSpec("resizePolicy", []any{map[string]any{"resourceName": "nvidia.com/gpu", "restartPolicy": "NotRequired"}})},
+		{"resizePolicy restartPolicy unknown", "spec.resizePolicy[0].restartPolicy", setSpec("resizePolicy", []any{map[string]any{"resourceName": "cpu", "restartPolicy": "Always"}})},
+		{"resizePolicy twice for cpu", "spec.resizePolicy[1]", setSpec("resizePolicy", []any{map[string]any{"resourceName": "cpu", "restartPolicy": "NotRequired"}, map[string]any{"resourceName": "cpu", "restartPolicy": "RestartContainer"}})},
+		{"podResources for ephemeral storage", "spec.podResources.requests", setSpec("podResources", map[string]any{"requests": map[string]any{"ephemeral-storage": "1Gi"}})},
+		{"podResources with claims", "spec.podResources", setSpec("podResources", map[string]any{"claims": []any{map[string]any{"name": "gpu"}}})},
+		{"podResources request above its limit", "spec.podResources", setSpec("podResources", map[string]any{"requests": map[string]any{"memory": "2Gi"}, "limits": map[string]any{"memory": "1Gi"}})},
+		{"podResources request below the main container's", "spec.podResources.requests", setSpec("podResources", map[string]any{"requests": map[string]any{"cpu": "50m"}})},
+		{"runtimeClassName not a DNS subdomain", "spec.runtimeClassName", setSpec("runtimeClassName", "gVisor")},
+		{"hostAliases ip not an IP address", "spec.hostAliases[0].ip", setSpec("hostAliases", []any{map[string]any{"ip": "db", "hostnames": []any{"db.internal"}}})},
+		{"hostAliases ip with a leading zero", "spec.hostAliases[0].ip", setSpec("hostAliases", []any{map[string]any{"ip": "192.0.2.010"}})},
+		{"hostAliases host name not a DNS subdomain", "spec.hostAliases[0].hostnames", setSpec("hostAliases", []any{map[string]any{"ip": "192.0.2.10", "hostnames": []any{"DB_internal"}}})},
+		{"dnsPolicy unknown", "spec.dnsPolicy", setSpec("dnsPolicy", "ClusterOnly")},
+		{"dnsPolicy None without dnsConfig", "spec.dnsConfig", setSpec("dnsPolicy", "None")},
+		{"dnsPolicy None without a nameserver", "spec.dnsConfig", func(o map[string]any) {
+			spec(o)["dnsPolicy"] = "None"
+			spec(o)["dnsConfig"] = map[string]any{"searches": []any{"example.com"}}
+		}},
+		{"dnsConfig with four nameservers", "spec.dnsConfig.nameservers", setSpec("dnsConfig", map[string]any{"nameservers": []any{"192.0.2.1", "192.0.2.2", "192.0.2.3", "192.0.2.4"}})},
+		{"dnsConfig nameserver not an IP address", "spec.dnsConfig.nameservers", setSpec("dnsConfig", map[string]any{"nameservers": []any{"dns.example.com"}})},
+		{"dnsConfig search domain with an underscore", "spec.dnsConfig.searches", setSpec("dnsConfig", map[string]any{"searches": []any{"my_domain.example"}})},
+		{"dnsConfig search domains over 2048 characters", "spec.dnsConfig.searches", setSpec("dnsConfig", map[string]any{"searches": repeat(9, func(int) any { return dnsSubdomain(253, 's') })})},
+		{"dnsConfig option without a name", "spec.dnsConfig.options", setSpec("dnsConfig", map[string]any{"options": []any{map[string]any{"value": "2"}}})},
 		{"networkPolicy peer with no kind", "spec.networkPolicy.from[0]", setPolicyFrom(map[string]any{})},
 		{"networkPolicy peer with two kinds", "spec.networkPolicy.from[0]", setPolicyFrom(map[string]any{"deployObject": "a", "ipBlock": map[string]any{"cidr": "10.0.0.0/8"}})},
 		{"networkPolicy peer deployObject not a DNS-1035 label", "spec.networkPolicy.from[0].deployObject", setPolicyFrom(map[string]any{"deployObject": "1web"})},

@@ -10,6 +10,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	nodev1 "k8s.io/api/node/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -75,6 +76,19 @@ func fullSpec(priorityClass string) func(*appv1.DeployObject) {
 		s.MinReadySeconds = 1
 		s.ProgressDeadlineSeconds = ptr.To[int32](120)
 		s.RevisionHistoryLimit = ptr.To[int32](3)
+		s.WorkingDir = "/srv"
+		s.ResizePolicy = []corev1.ContainerResizePolicy{{ResourceName: corev1.ResourceCPU, RestartPolicy: corev1.NotRequired}, {ResourceName: corev1.ResourceMemory, RestartPolicy: corev1.RestartContainer}}
+		s.PodResources = &corev1.ResourceRequirements{
+			Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("500m"), corev1.ResourceMemory: resource.MustParse("256Mi")},
+			Limits:   corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2"), corev1.ResourceMemory: resource.MustParse("1Gi")},
+		}
+		// podSurfaceObjects makes a RuntimeClass of the PriorityClass's name.
+		s.RuntimeClassName = ptr.To(priorityClass)
+		s.HostAliases = []corev1.HostAlias{{IP: "192.0.2.10", Hostnames: []string{"db.internal"}}}
+		s.DNSPolicy = corev1.DNSNone
+		s.DNSConfig = &corev1.PodDNSConfig{Nameservers: []string{"192.0.2.53"}, Searches: []string{"svc.cluster.local"}, Options: []corev1.PodDNSConfigOption{{Name: "ndots", Value: ptr.To("2")}}}
+		s.ShareProcessNamespace = ptr.To(true)
+		s.EnableServiceLinks = ptr.To(false)
 	}
 }
 
@@ -96,6 +110,11 @@ func podSurfaceObjects(t *testing.T, ns string) string {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = env.kube.SchedulingV1().PriorityClasses().Delete(ctx, pc.Name, metav1.DeleteOptions{}) })
+	rc := &nodev1.RuntimeClass{ObjectMeta: metav1.ObjectMeta{Name: ns}, Handler: "runc"}
+	if _, err := env.kube.NodeV1().RuntimeClasses().Create(ctx, rc, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = env.kube.NodeV1().RuntimeClasses().Delete(ctx, rc.Name, metav1.DeleteOptions{}) })
 	return pc.Name
 }
 
@@ -210,6 +229,20 @@ func TestPodSurface(t *testing.T) {
 		}},
 		{"revisionHistoryLimit", func(s *appv1.DeployObjectSpec) { s.RevisionHistoryLimit = nil }, func(_ corev1.PodTemplateSpec, d appsv1.DeploymentSpec) bool {
 			return ptr.Deref(d.RevisionHistoryLimit, 0) == 10
+		}},
+		{"workingDir", func(s *appv1.DeployObjectSpec) { s.WorkingDir = "" }, func(p corev1.PodTemplateSpec, _ appsv1.DeploymentSpec) bool { return app(p).WorkingDir == "" }},
+		{"resizePolicy", func(s *appv1.DeployObjectSpec) { s.ResizePolicy = nil }, func(p corev1.PodTemplateSpec, _ appsv1.DeploymentSpec) bool { return len(app(p).ResizePolicy) == 0 }},
+		{"podResources", func(s *appv1.DeployObjectSpec) { s.PodResources = nil }, func(p corev1.PodTemplateSpec, _ appsv1.DeploymentSpec) bool { return p.Spec.Resources == nil }},
+		{"runtimeClassName", func(s *appv1.DeployObjectSpec) { s.RuntimeClassName = nil }, func(p corev1.PodTemplateSpec, _ appsv1.DeploymentSpec) bool { return p.Spec.RuntimeClassName == nil }},
+		{"hostAliases", func(s *appv1.DeployObjectSpec) { s.HostAliases = nil }, func(p corev1.PodTemplateSpec, _ appsv1.DeploymentSpec) bool { return len(p.Spec.HostAliases) == 0 }},
+		{"dnsPolicy and dnsConfig", func(s *appv1.DeployObjectSpec) { s.DNSPolicy, s.DNSConfig = "", nil }, func(p corev1.PodTemplateSpec, _ appsv1.DeploymentSpec) bool {
+			return p.Spec.DNSPolicy == corev1.DNSClusterFirst && p.Spec.DNSConfig == nil
+		}},
+		{"shareProcessNamespace", func(s *appv1.DeployObjectSpec) { s.ShareProcessNamespace = nil }, func(p corev1.PodTemplateSpec, _ appsv1.DeploymentSpec) bool {
+			return p.Spec.ShareProcessNamespace == nil
+		}},
+		{"enableServiceLinks", func(s *appv1.DeployObjectSpec) { s.EnableServiceLinks = nil }, func(p corev1.PodTemplateSpec, _ appsv1.DeploymentSpec) bool {
+			return ptr.Deref(p.Spec.EnableServiceLinks, false) // the server's default, true
 		}},
 	} {
 		updateDO(t, ns, "full", func(d *appv1.DeployObject) { f.remove(&d.Spec) })

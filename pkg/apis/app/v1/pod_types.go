@@ -61,6 +61,26 @@ type ContainerSpec struct {
 	// unset are filled in to satisfy Pod Security "restricted".
 	// +optional
 	SecurityContext *corev1.SecurityContext `json:"securityContext,omitempty"`
+
+	// workingDir is the main container's working directory, the image's
+	// when unset.
+	// +optional
+	// +kubebuilder:validation:MaxLength=4096
+	WorkingDir string `json:"workingDir,omitempty"`
+
+	// resizePolicy says, for cpu and memory, whether resizing the main
+	// container's resources in place (a change of a running pod's
+	// resources, as a vertical autoscaler makes it) restarts the container:
+	// NotRequired (the default) or RestartContainer. A change of
+	// spec.resources itself rolls new pods, as any change of the pod
+	// template does.
+	// +optional
+	// +listType=map
+	// +listMapKey=resourceName
+	// +kubebuilder:validation:MaxItems=2
+	// +kubebuilder:validation:items:XValidation:rule="self.resourceName in ['cpu', 'memory']",message="resizePolicy applies to cpu and memory only",fieldPath=".resourceName"
+	// +kubebuilder:validation:items:XValidation:rule="self.restartPolicy in ['NotRequired', 'RestartContainer']",message="a resize restartPolicy is NotRequired or RestartContainer",fieldPath=".restartPolicy"
+	ResizePolicy []corev1.ContainerResizePolicy `json:"resizePolicy,omitempty"`
 }
 
 // PodSpec holds the fields of the pod template.
@@ -143,6 +163,76 @@ type PodSpec struct {
 	// +kubebuilder:validation:Minimum=0
 	// +kubebuilder:validation:Maximum=86400
 	TerminationGracePeriodSeconds *int64 `json:"terminationGracePeriodSeconds,omitempty"`
+
+	// podResources are compute resources for the whole pod, which its
+	// containers share (the Pod API's pod-level spec.resources, on by
+	// default since Kubernetes 1.34): cpu and memory only, each request at
+	// most its limit and at least the main container's request. The API
+	// server also requires a request to cover the sum of every container's
+	// requests, sidecars included; it refuses the Deployment otherwise, and
+	// Ready says InvalidSpec. It is called podResources because resources
+	// is the main container's.
+	// +optional
+	// +kubebuilder:validation:XValidation:rule="!has(self.claims)",message="podResources.claims is not supported: a DeployObject declares no pod resourceClaims"
+	// +kubebuilder:validation:XValidation:rule="!has(self.requests) || self.requests.all(k, k in ['cpu', 'memory'])",message="podResources may set cpu and memory only",fieldPath=".requests"
+	// +kubebuilder:validation:XValidation:rule="!has(self.limits) || self.limits.all(k, k in ['cpu', 'memory'])",message="podResources may set cpu and memory only",fieldPath=".limits"
+	// +kubebuilder:validation:XValidation:rule="!has(self.requests) || !has(self.limits) || ['cpu', 'memory'].all(k, !(k in self.requests) || !(k in self.limits) || quantity(string(self.limits[k])).compareTo(quantity(string(self.requests[k]))) >= 0)",message="each request must be less than or equal to its limit"
+	PodResources *corev1.ResourceRequirements `json:"podResources,omitempty"`
+
+	// runtimeClassName names the RuntimeClass the pods run with (gVisor,
+	// Kata Containers, a GPU runtime): a DNS subdomain. The RuntimeClass
+	// must exist, or the pods are not created and Ready says
+	// ReplicaFailure.
+	// +optional
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
+	RuntimeClassName *string `json:"runtimeClassName,omitempty"`
+
+	// hostAliases are entries added to the pods' /etc/hosts: at most 16,
+	// each an IP address and up to 16 host names (DNS subdomains).
+	// +optional
+	// +listType=map
+	// +listMapKey=ip
+	// +kubebuilder:validation:MaxItems=16
+	// +kubebuilder:validation:items:XValidation:rule="isIP(self.ip)",message="ip must be an IP address",fieldPath=".ip"
+	// +kubebuilder:validation:items:XValidation:rule="!has(self.hostnames) || size(self.hostnames) <= 16",message="at most 16 host names",fieldPath=".hostnames"
+	// +kubebuilder:validation:items:XValidation:rule="!has(self.hostnames) || self.hostnames.all(h, size(h) <= 253 && h.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*$'))",message="each host name must be a DNS subdomain: lowercase letters, digits, '-' and '.', at most 253 characters",fieldPath=".hostnames"
+	HostAliases []corev1.HostAlias `json:"hostAliases,omitempty"`
+
+	// dnsPolicy is how the pods resolve names: ClusterFirst (the default:
+	// the cluster's DNS, then the node's), ClusterFirstWithHostNet (the
+	// same; it matters only with host networking, which a DeployObject
+	// does not offer), Default (the node's resolver only) or None (only
+	// dnsConfig, which must then name a nameserver).
+	// +optional
+	// +kubebuilder:validation:Enum=ClusterFirst;ClusterFirstWithHostNet;Default;None
+	DNSPolicy corev1.DNSPolicy `json:"dnsPolicy,omitempty"`
+
+	// dnsConfig adds to the resolver configuration dnsPolicy makes: at
+	// most 3 nameservers (IP addresses), 32 search domains (DNS subdomains,
+	// 2048 characters in all) and options (each with a name).
+	// +optional
+	// +kubebuilder:validation:XValidation:rule="!has(self.nameservers) || size(self.nameservers) <= 3",message="at most 3 nameservers",fieldPath=".nameservers"
+	// +kubebuilder:validation:XValidation:rule="!has(self.nameservers) || self.nameservers.all(n, isIP(n))",message="each nameserver must be an IP address",fieldPath=".nameservers"
+	// +kubebuilder:validation:XValidation:rule="!has(self.searches) || size(self.searches) <= 32",message="at most 32 search domains",fieldPath=".searches"
+	// +kubebuilder:validation:XValidation:rule="!has(self.searches) || self.searches.all(s, size(s) <= 254 && s.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*[.]?$'))",message="each search domain must be a DNS subdomain, optionally ending with '.'",fieldPath=".searches"
+	// +kubebuilder:validation:XValidation:rule="!has(self.searches) || self.searches.join(' ').size() <= 2048",message="the search domains may take at most 2048 characters, with a space between each two",fieldPath=".searches"
+	// +kubebuilder:validation:XValidation:rule="!has(self.options) || self.options.all(o, has(o.name) && size(o.name) > 0)",message="each option needs a name",fieldPath=".options"
+	DNSConfig *corev1.PodDNSConfig `json:"dnsConfig,omitempty"`
+
+	// shareProcessNamespace puts the pod's containers in one process
+	// namespace, so that they see and signal each other's processes (a
+	// sidecar that reloads the application, a debugger).
+	// +optional
+	ShareProcessNamespace *bool `json:"shareProcessNamespace,omitempty"`
+
+	// enableServiceLinks, when false, keeps the Docker-link environment
+	// variables of every Service of the namespace (WEB_SERVICE_HOST and the
+	// like) out of the pods, which is what most applications want; the Pod
+	// API's default is true.
+	// +optional
+	EnableServiceLinks *bool `json:"enableServiceLinks,omitempty"`
 
 	// podMetadata are labels and annotations added to the pod template, for
 	// example for a service mesh or a metrics scraper.

@@ -58,6 +58,16 @@ type ContainerSpecApplyConfiguration struct {
 	// controller's --pod-security-profile=restricted, the fields it leaves
 	// unset are filled in to satisfy Pod Security "restricted".
 	SecurityContext *corev1.SecurityContext `json:"securityContext,omitempty"`
+	// workingDir is the main container's working directory, the image's
+	// when unset.
+	WorkingDir *string `json:"workingDir,omitempty"`
+	// resizePolicy says, for cpu and memory, whether resizing the main
+	// container's resources in place (a change of a running pod's
+	// resources, as a vertical autoscaler makes it) restarts the container:
+	// NotRequired (the default) or RestartContainer. A change of
+	// spec.resources itself rolls new pods, as any change of the pod
+	// template does.
+	ResizePolicy []corev1.ContainerResizePolicy `json:"resizePolicy,omitempty"`
 }
 
 // ContainerSpecApplyConfiguration constructs a declarative configuration of the ContainerSpec type for use with
@@ -131,5 +141,23 @@ func (b *ContainerSpecApplyConfiguration) WithVolumeMounts(values ...corev1.Volu
 // If called multiple times, the SecurityContext field is set to the value of the last call.
 func (b *ContainerSpecApplyConfiguration) WithSecurityContext(value corev1.SecurityContext) *ContainerSpecApplyConfiguration {
 	b.SecurityContext = &value
+	return b
+}
+
+// WithWorkingDir sets the WorkingDir field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the WorkingDir field is set to the value of the last call.
+func (b *ContainerSpecApplyConfiguration) WithWorkingDir(value string) *ContainerSpecApplyConfiguration {
+	b.WorkingDir = &value
+	return b
+}
+
+// WithResizePolicy adds the given value to the ResizePolicy field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, values provided by each call will be appended to the ResizePolicy field.
+func (b *ContainerSpecApplyConfiguration) WithResizePolicy(values ...corev1.ContainerResizePolicy) *ContainerSpecApplyConfiguration {
+	for i := range values {
+		b.ResizePolicy = append(b.ResizePolicy, values[i])
+	}
 	return b
 }

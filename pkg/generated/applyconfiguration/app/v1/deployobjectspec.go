@@ -290,6 +290,24 @@ func (b *DeployObjectSpecApplyConfiguration) WithSecurityContext(value corev1.Se
 	return b
 }
 
+// WithWorkingDir sets the WorkingDir field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the WorkingDir field is set to the value of the last call.
+func (b *DeployObjectSpecApplyConfiguration) WithWorkingDir(value string) *DeployObjectSpecApplyConfiguration {
+	b.ContainerSpecApplyConfiguration.WorkingDir = &value
+	return b
+}
+
+// WithResizePolicy adds the given value to the ResizePolicy field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, values provided by each call will be appended to the ResizePolicy field.
+func (b *DeployObjectSpecApplyConfiguration) WithResizePolicy(values ...corev1.ContainerResizePolicy) *DeployObjectSpecApplyConfiguration {
+	for i := range values {
+		b.ContainerSpecApplyConfiguration.ResizePolicy = append(b.ContainerSpecApplyConfiguration.ResizePolicy, values[i])
+	}
+	return b
+}
+
 // WithVolumes adds the given value to the Volumes field in the declarative configuration
 // and returns the receiver, so that objects can be build by chaining "With" function invocations.
 // If called multiple times, values provided by each call will be appended to the Volumes field.
@@ -392,6 +410,64 @@ func (b *DeployObjectSpecApplyConfiguration) WithPriorityClassName(value string)
 // If called multiple times, the TerminationGracePeriodSeconds field is set to the value of the last call.
 func (b *DeployObjectSpecApplyConfiguration) WithTerminationGracePeriodSeconds(value int64) *DeployObjectSpecApplyConfiguration {
 	b.PodSpecApplyConfiguration.TerminationGracePeriodSeconds = &value
+	return b
+}
+
+// WithPodResources sets the PodResources field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the PodResources field is set to the value of the last call.
+func (b *DeployObjectSpecApplyConfiguration) WithPodResources(value corev1.ResourceRequirements) *DeployObjectSpecApplyConfiguration {
+	b.PodSpecApplyConfiguration.PodResources = &value
+	return b
+}
+
+// WithRuntimeClassName sets the RuntimeClassName field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the RuntimeClassName field is set to the value of the last call.
+func (b *DeployObjectSpecApplyConfiguration) WithRuntimeClassName(value string) *DeployObjectSpecApplyConfiguration {
+	b.PodSpecApplyConfiguration.RuntimeClassName = &value
+	return b
+}
+
+// WithHostAliases adds the given value to the HostAliases field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, values provided by each call will be appended to the HostAliases field.
+func (b *DeployObjectSpecApplyConfiguration) WithHostAliases(values ...corev1.HostAlias) *DeployObjectSpecApplyConfiguration {
+	for i := range values {
+		b.PodSpecApplyConfiguration.HostAliases = append(b.PodSpecApplyConfiguration.HostAliases, values[i])
+	}
+	return b
+}
+
+// WithDNSPolicy sets the DNSPolicy field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the DNSPolicy field is set to the value of the last call.
+func (b *DeployObjectSpecApplyConfiguration) WithDNSPolicy(value corev1.DNSPolicy) *DeployObjectSpecApplyConfiguration {
+	b.PodSpecApplyConfiguration.DNSPolicy = &value
+	return b
+}
+
+// WithDNSConfig sets the DNSConfig field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the DNSConfig field is set to the value of the last call.
+func (b *DeployObjectSpecApplyConfiguration) WithDNSConfig(value corev1.PodDNSConfig) *DeployObjectSpecApplyConfiguration {
+	b.PodSpecApplyConfiguration.DNSConfig = &value
+	return b
+}
+
+// WithShareProcessNamespace sets the ShareProcessNamespace field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the ShareProcessNamespace field is set to the value of the last call.
+func (b *DeployObjectSpecApplyConfiguration) WithShareProcessNamespace(value bool) *DeployObjectSpecApplyConfiguration {
+	b.PodSpecApplyConfiguration.ShareProcessNamespace = &value
+	return b
+}
+
+// WithEnableServiceLinks sets the EnableServiceLinks field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the EnableServiceLinks field is set to the value of the last call.
+func (b *DeployObjectSpecApplyConfiguration) WithEnableServiceLinks(value bool) *DeployObjectSpecApplyConfiguration {
+	b.PodSpecApplyConfiguration.EnableServiceLinks = &value
 	return b
 }
 

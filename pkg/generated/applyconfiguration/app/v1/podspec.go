@@ -61,6 +61,42 @@ type PodSpecApplyConfiguration struct {
 	// SIGTERM (and after its preStop hook) before it is killed; 30 when
 	// unset.
 	TerminationGracePeriodSeconds *int64 `json:"terminationGracePeriodSeconds,omitempty"`
+	// podResources are compute resources for the whole pod, which its
+	// containers share (the Pod API's pod-level spec.resources, on by
+	// default since Kubernetes 1.34): cpu and memory only, each request at
+	// most its limit and at least the main container's request. The API
+	// server also requires a request to cover the sum of every container's
+	// requests, sidecars included; it refuses the Deployment otherwise, and
+	// Ready says InvalidSpec. It is called podResources because resources
+	// is the main container's.
+	PodResources *corev1.ResourceRequirements `json:"podResources,omitempty"`
+	// runtimeClassName names the RuntimeClass the pods run with (gVisor,
+	// Kata Containers, a GPU runtime): a DNS subdomain. The RuntimeClass
+	// must exist, or the pods are not created and Ready says
+	// ReplicaFailure.
+	RuntimeClassName *string `json:"runtimeClassName,omitempty"`
+	// hostAliases are entries added to the pods' /etc/hosts: at most 16,
+	// each an IP address and up to 16 host names (DNS subdomains).
+	HostAliases []corev1.HostAlias `json:"hostAliases,omitempty"`
+	// dnsPolicy is how the pods resolve names: ClusterFirst (the default:
+	// the cluster's DNS, then the node's), ClusterFirstWithHostNet (the
+	// same; it matters only with host networking, which a DeployObject
+	// does not offer), Default (the node's resolver only) or None (only
+	// dnsConfig, which must then name a nameserver).
+	DNSPolicy *corev1.DNSPolicy `json:"dnsPolicy,omitempty"`
+	// dnsConfig adds to the resolver configuration dnsPolicy makes: at
+	// most 3 nameservers (IP addresses), 32 search domains (DNS subdomains,
+	// 2048 characters in all) and options (each with a name).
+	DNSConfig *corev1.PodDNSConfig `json:"dnsConfig,omitempty"`
+	// shareProcessNamespace puts the pod's containers in one process
+	// namespace, so that they see and signal each other's processes (a
+	// sidecar that reloads the application, a debugger).
+	ShareProcessNamespace *bool `json:"shareProcessNamespace,omitempty"`
+	// enableServiceLinks, when false, keeps the Docker-link environment
+	// variables of every Service of the namespace (WEB_SERVICE_HOST and the
+	// like) out of the pods, which is what most applications want; the Pod
+	// API's default is true.
+	EnableServiceLinks *bool `json:"enableServiceLinks,omitempty"`
 	// podMetadata are labels and annotations added to the pod template, for
 	// example for a service mesh or a metrics scraper.
 	PodMetadata *PodMetadataApplyConfiguration `json:"podMetadata,omitempty"`
@@ -186,6 +222,64 @@ func (b *PodSpecApplyConfiguration) WithPriorityClassName(value string) *PodSpec
 // If called multiple times, the TerminationGracePeriodSeconds field is set to the value of the last call.
 func (b *PodSpecApplyConfiguration) WithTerminationGracePeriodSeconds(value int64) *PodSpecApplyConfiguration {
 	b.TerminationGracePeriodSeconds = &value
+	return b
+}
+
+// WithPodResources sets the PodResources field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the PodResources field is set to the value of the last call.
+func (b *PodSpecApplyConfiguration) WithPodResources(value corev1.ResourceRequirements) *PodSpecApplyConfiguration {
+	b.PodResources = &value
+	return b
+}
+
+// WithRuntimeClassName sets the RuntimeClassName field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the RuntimeClassName field is set to the value of the last call.
+func (b *PodSpecApplyConfiguration) WithRuntimeClassName(value string) *PodSpecApplyConfiguration {
+	b.RuntimeClassName = &value
+	return b
+}
+
+// WithHostAliases adds the given value to the HostAliases field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, values provided by each call will be appended to the HostAliases field.
+func (b *PodSpecApplyConfiguration) WithHostAliases(values ...corev1.HostAlias) *PodSpecApplyConfiguration {
+	for i := range values {
+		b.HostAliases = append(b.HostAliases, values[i])
+	}
+	return b
+}
+
+// WithDNSPolicy sets the DNSPolicy field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the DNSPolicy field is set to the value of the last call.
+func (b *PodSpecApplyConfiguration) WithDNSPolicy(value corev1.DNSPolicy) *PodSpecApplyConfiguration {
+	b.DNSPolicy = &value
+	return b
+}
+
+// WithDNSConfig sets the DNSConfig field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the DNSConfig field is set to the value of the last call.
+func (b *PodSpecApplyConfiguration) WithDNSConfig(value corev1.PodDNSConfig) *PodSpecApplyConfiguration {
+	b.DNSConfig = &value
+	return b
+}
+
+// WithShareProcessNamespace sets the ShareProcessNamespace field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the ShareProcessNamespace field is set to the value of the last call.
+func (b *PodSpecApplyConfiguration) WithShareProcessNamespace(value bool) *PodSpecApplyConfiguration {
+	b.ShareProcessNamespace = &value
+	return b
+}
+
+// WithEnableServiceLinks sets the EnableServiceLinks field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the EnableServiceLinks field is set to the value of the last call.
+func (b *PodSpecApplyConfiguration) WithEnableServiceLinks(value bool) *PodSpecApplyConfiguration {
+	b.EnableServiceLinks = &value
 	return b
 }
 
