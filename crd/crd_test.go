@@ -17,7 +17,9 @@ import (
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/cel"
 	structuraldefaulting "k8s.io/apiextensions-apiserver/pkg/apiserver/schema/defaulting"
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/listtype"
+	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/pruning"
 	schemavalidation "k8s.io/apiextensions-apiserver/pkg/apiserver/validation"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	celconfig "k8s.io/apiserver/pkg/apis/cel"
 	"sigs.k8s.io/yaml"
@@ -69,6 +71,13 @@ func schemaOf(crd *apiextensions.CustomResourceDefinition) *apiextensions.JSONSc
 		return v.OpenAPIV3Schema
 	}
 	return crd.Spec.Validation.OpenAPIV3Schema
+}
+
+// unknownFields are the paths of obj's fields the schema does not declare,
+// which the API server would drop: an accepted object with one of them
+// was accepted without it, and proves nothing about it.
+func (s *schema) unknownFields(obj map[string]any) []string {
+	return pruning.PruneWithOptions(runtime.DeepCopyJSON(obj), s.structural, true, structuralschema.UnknownFieldPathOptions{TrackUnknownFieldPaths: true})
 }
 
 func (s *schema) validate(obj map[string]any) field.ErrorList {
@@ -238,6 +247,9 @@ func TestValidObjects(t *testing.T) {
 		}()},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			if unknown := s.unknownFields(tc.obj); len(unknown) > 0 {
+				t.Errorf("unknown fields %s", strings.Join(unknown, ", "))
+			}
 			if errs := s.validate(tc.obj); len(errs) > 0 {
 				t.Fatalf("rejected: %v", errs.ToAggregate())
 			}
@@ -252,6 +264,9 @@ func TestAcceptedObjects(t *testing.T) {
 		t.Run(tc.Name, func(t *testing.T) {
 			obj := cases.Valid("web")
 			tc.Mutate(obj)
+			if unknown := s.unknownFields(obj); len(unknown) > 0 {
+				t.Errorf("unknown fields %s", strings.Join(unknown, ", "))
+			}
 			if errs := s.validate(obj); len(errs) > 0 {
 				t.Fatalf("rejected: %v", errs.ToAggregate())
 			}
@@ -271,6 +286,9 @@ const etcdRequestLimit = 1536 * 1024
 func TestLargestObject(t *testing.T) {
 	_, s := loadCRD(t)
 	obj := cases.Largest("big")
+	if unknown := s.unknownFields(obj); len(unknown) > 0 {
+		t.Errorf("unknown fields %s", strings.Join(unknown, ", "))
+	}
 	if errs := s.validate(obj); len(errs) > 0 {
 		t.Fatalf("rejected: %v", errs.ToAggregate())
 	}
