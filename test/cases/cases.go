@@ -226,7 +226,9 @@ func AcceptedTable() []Accepted {
 			sp := spec(o)
 			sp["workingDir"] = "/" + strings.Repeat("w", 4095)
 			sp["resizePolicy"] = []any{map[string]any{"resourceName": "cpu", "restartPolicy": "NotRequired"}, map[string]any{"resourceName": "memory", "restartPolicy": "RestartContainer"}}
-			sp["podResources"] = map[string]any{"requests": map[string]any{"cpu": "100m", "memory": "64Mi"}, "limits": map[string]any{"cpu": "2", "memory": "1Gi"}}
+			// Above the sum of the containers' requests, sidecars included,
+			// which the API server requires of the Deployment.
+			sp["podResources"] = map[string]any{"requests": map[string]any{"cpu": "1", "memory": "512Mi"}, "limits": map[string]any{"cpu": "2", "memory": "1Gi"}}
 			sp["runtimeClassName"] = dnsSubdomain(253, 'r')
 			sp["hostAliases"] = []any{map[string]any{"ip": "192.0.2.10", "hostnames": []any{"db.internal", dnsSubdomain(253, 'h')}}, map[string]any{"ip": "2001:db8::1"}}
 			sp["dnsPolicy"] = "None"

@@ -242,7 +242,8 @@ func TestPodSurface(t *testing.T) {
 			return p.Spec.ShareProcessNamespace == nil
 		}},
 		{"enableServiceLinks", func(s *appv1.DeployObjectSpec) { s.EnableServiceLinks = nil }, func(p corev1.PodTemplateSpec, _ appsv1.DeploymentSpec) bool {
-			return ptr.Deref(p.Spec.EnableServiceLinks, false) // the server's default, true
+			// A Deployment's template gets no default here; a pod gets true.
+			return p.Spec.EnableServiceLinks == nil
 		}},
 	} {
 		updateDO(t, ns, "full", func(d *appv1.DeployObject) { f.remove(&d.Spec) })
