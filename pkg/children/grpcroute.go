@@ -1,7 +1,6 @@
 package children
 
 import (
-	"fmt"
 	"regexp"
 	"strings"
 
@@ -39,16 +38,22 @@ func WantsGRPCRoute(dobj *appv1.DeployObject) bool {
 // with parentRefs since GRPCRoutes exist; a DeployObject admitted before
 // may send to a gRPC port by any path, and keeps its HTTPRoute.
 func routesGRPC(dobj *appv1.DeployObject) bool {
-	grpc := map[string]bool{}
-	for _, p := range dobj.Spec.Ports {
-		grpc[p.Name] = ptr.Deref(p.AppProtocol, "") == AppProtocolGRPC
-	}
 	for _, rule := range RouteRules(dobj.Spec.Route) {
-		if !grpc[rule.Port] || rule.Timeout != nil || !grpcPath(rule) {
+		if !grpcPort(dobj, rule.Port) || rule.Timeout != nil || !grpcPath(rule) {
 			return false
 		}
 	}
 	return true
+}
+
+// grpcPort reports whether the port of dobj named name serves gRPC.
+func grpcPort(dobj *appv1.DeployObject, name string) bool {
+	for _, p := range dobj.Spec.Ports {
+		if p.Name == name {
+			return ptr.Deref(p.AppProtocol, "") == AppProtocolGRPC
+		}
+	}
+	return false
 }
 
 // grpcService and grpcMethod are the names a gRPC path holds, as the
@@ -99,12 +104,9 @@ func DesiredGRPCRoute(dobj *appv1.DeployObject) (*gatewayv1.GRPCRoute, error) {
 		}
 		route.Spec.Rules = append(route.Spec.Rules, out)
 	}
-	hash, err := desiredHash(&route.Spec)
-	if err != nil {
-		return nil, fmt.Errorf("hashing the desired %s: %w", KindGRPCRoute, err)
+	if err := stampRoute(&route.ObjectMeta, &route.Spec, KindGRPCRoute, r); err != nil {
+		return nil, err
 	}
-	route.Annotations = map[string]string{appv1.AnnotationRouteHash: hash}
-	withChildMetadata(&route.ObjectMeta, r.Metadata)
 	return route, nil
 }
 

@@ -134,13 +134,22 @@ func DesiredHTTPSRedirect(dobj *appv1.DeployObject) (*gatewayv1.HTTPRoute, error
 
 // stampedRoute is route with the hash of its spec and r's metadata.
 func stampedRoute(route *gatewayv1.HTTPRoute, r *appv1.Route) (*gatewayv1.HTTPRoute, error) {
-	hash, err := desiredHash(&route.Spec)
-	if err != nil {
-		return nil, fmt.Errorf("hashing the desired %s: %w", KindHTTPRoute, err)
+	if err := stampRoute(&route.ObjectMeta, &route.Spec, KindHTTPRoute, r); err != nil {
+		return nil, err
 	}
-	route.Annotations = map[string]string{appv1.AnnotationRouteHash: hash}
-	withChildMetadata(&route.ObjectMeta, r.Metadata)
 	return route, nil
+}
+
+// stampRoute sets on meta, a desired Gateway API route's of kind, the hash
+// of its spec and r's labels and annotations.
+func stampRoute(meta *metav1.ObjectMeta, spec any, kind string, r *appv1.Route) error {
+	hash, err := desiredHash(spec)
+	if err != nil {
+		return fmt.Errorf("hashing the desired %s: %w", kind, err)
+	}
+	meta.Annotations = map[string]string{appv1.AnnotationRouteHash: hash}
+	withChildMetadata(meta, r.Metadata)
+	return nil
 }
 
 // serviceBackend is dobj's Service as a route's backend, at the number of
