@@ -21,11 +21,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
-	appsinformers "k8s.io/client-go/informers/apps/v1"
-	autoscalinginformers "k8s.io/client-go/informers/autoscaling/v2"
 	coreinformers "k8s.io/client-go/informers/core/v1"
-	networkinginformers "k8s.io/client-go/informers/networking/v1"
-	policyinformers "k8s.io/client-go/informers/policy/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
@@ -58,10 +54,12 @@ type Controller struct {
 	// The child caches hold packed objects (see pkg/caches/packed.go).
 	deployments caches.PackedLister[appsv1.Deployment, *appsv1.Deployment]
 	services    caches.PackedLister[corev1.Service, *corev1.Service]
-	pdbs        caches.PackedLister[policyv1.PodDisruptionBudget, *policyv1.PodDisruptionBudget]
-	hpas        caches.PackedLister[autoscalingv2.HorizontalPodAutoscaler, *autoscalingv2.HorizontalPodAutoscaler]
-	ingresses   caches.PackedLister[networkingv1.Ingress, *networkingv1.Ingress]
-	policies    caches.PackedLister[networkingv1.NetworkPolicy, *networkingv1.NetworkPolicy]
+	// serviceAccounts are indexed by their DeployObject.
+	serviceAccounts caches.PackedLister[corev1.ServiceAccount, *corev1.ServiceAccount]
+	pdbs            caches.PackedLister[policyv1.PodDisruptionBudget, *policyv1.PodDisruptionBudget]
+	hpas            caches.PackedLister[autoscalingv2.HorizontalPodAutoscaler, *autoscalingv2.HorizontalPodAutoscaler]
+	ingresses       caches.PackedLister[networkingv1.Ingress, *networkingv1.Ingress]
+	policies        caches.PackedLister[networkingv1.NetworkPolicy, *networkingv1.NetworkPolicy]
 	// gateway holds the HTTPRoute and GRPCRoute caches once the cluster
 	// serves them; nil runs without the Gateway API.
 	gateway *caches.GatewayRoutes
@@ -109,36 +107,36 @@ func NewController(
 	ctx context.Context,
 	kubeClient kubernetes.Interface,
 	client clientset.Interface,
-	deployObjectInformer informers.DeployObjectInformer,
-	deploymentInformer appsinformers.DeploymentInformer,
-	serviceInformer coreinformers.ServiceInformer,
-	pdbInformer policyinformers.PodDisruptionBudgetInformer,
-	hpaInformer autoscalinginformers.HorizontalPodAutoscalerInformer,
-	ingressInformer networkinginformers.IngressInformer,
-	policyInformer networkinginformers.NetworkPolicyInformer,
+	inf caches.Informers,
 	gateway *caches.GatewayRoutes,
 	recorder record.EventRecorder,
 	metrics *metrics.ReconcileMetrics,
 ) (*Controller, error) {
+	// A ServiceAccount the spec stopped naming is found by its owner.
+	if err := inf.ServiceAccounts.Informer().AddIndexers(caches.ControllerIndexers()); err != nil {
+		return nil, fmt.Errorf("indexing ServiceAccounts by their DeployObject: %w", err)
+	}
 	c := &Controller{
-		kubeClient:    kubeClient,
-		client:        client,
-		deployObjects: deployObjectInformer.Lister(),
-		deployments:   caches.NewPackedLister[appsv1.Deployment](deploymentInformer.Informer().GetIndexer(), appsv1.Resource("deployments")),
-		services:      caches.NewPackedLister[corev1.Service](serviceInformer.Informer().GetIndexer(), corev1.Resource("services")),
-		pdbs:          caches.NewPackedLister[policyv1.PodDisruptionBudget](pdbInformer.Informer().GetIndexer(), policyv1.Resource("poddisruptionbudgets")),
-		hpas:          caches.NewPackedLister[autoscalingv2.HorizontalPodAutoscaler](hpaInformer.Informer().GetIndexer(), autoscalingv2.Resource("horizontalpodautoscalers")),
-		ingresses:     caches.NewPackedLister[networkingv1.Ingress](ingressInformer.Informer().GetIndexer(), networkingv1.Resource("ingresses")),
-		policies:      caches.NewPackedLister[networkingv1.NetworkPolicy](policyInformer.Informer().GetIndexer(), networkingv1.Resource("networkpolicies")),
-		gateway:       gateway,
+		kubeClient:      kubeClient,
+		client:          client,
+		deployObjects:   inf.DeployObjects.Lister(),
+		deployments:     caches.NewPackedLister[appsv1.Deployment](inf.Deployments.Informer().GetIndexer(), appsv1.Resource("deployments")),
+		services:        caches.NewPackedLister[corev1.Service](inf.Services.Informer().GetIndexer(), corev1.Resource("services")),
+		serviceAccounts: caches.NewPackedLister[corev1.ServiceAccount](inf.ServiceAccounts.Informer().GetIndexer(), corev1.Resource("serviceaccounts")),
+		pdbs:            caches.NewPackedLister[policyv1.PodDisruptionBudget](inf.PDBs.Informer().GetIndexer(), policyv1.Resource("poddisruptionbudgets")),
+		hpas:            caches.NewPackedLister[autoscalingv2.HorizontalPodAutoscaler](inf.HPAs.Informer().GetIndexer(), autoscalingv2.Resource("horizontalpodautoscalers")),
+		ingresses:       caches.NewPackedLister[networkingv1.Ingress](inf.Ingresses.Informer().GetIndexer(), networkingv1.Resource("ingresses")),
+		policies:        caches.NewPackedLister[networkingv1.NetworkPolicy](inf.NetworkPolicies.Informer().GetIndexer(), networkingv1.Resource("networkpolicies")),
+		gateway:         gateway,
 		caches: map[string]cache.InformerSynced{
-			"deployobjects":            deployObjectInformer.Informer().HasSynced,
-			"deployments":              deploymentInformer.Informer().HasSynced,
-			"services":                 serviceInformer.Informer().HasSynced,
-			"poddisruptionbudgets":     pdbInformer.Informer().HasSynced,
-			"horizontalpodautoscalers": hpaInformer.Informer().HasSynced,
-			"ingresses":                ingressInformer.Informer().HasSynced,
-			"networkpolicies":          policyInformer.Informer().HasSynced,
+			"deployobjects":            inf.DeployObjects.Informer().HasSynced,
+			"deployments":              inf.Deployments.Informer().HasSynced,
+			"services":                 inf.Services.Informer().HasSynced,
+			"serviceaccounts":          inf.ServiceAccounts.Informer().HasSynced,
+			"poddisruptionbudgets":     inf.PDBs.Informer().HasSynced,
+			"horizontalpodautoscalers": inf.HPAs.Informer().HasSynced,
+			"ingresses":                inf.Ingresses.Informer().HasSynced,
+			"networkpolicies":          inf.NetworkPolicies.Informer().HasSynced,
 			"httproutes":               gateway.HasSynced,
 		},
 		cacheSyncTimeout: 2 * time.Minute,
@@ -148,7 +146,7 @@ func NewController(
 		),
 		recorder:      recorder,
 		metrics:       metrics,
-		written:       status.NewWrittenStatuses(deployObjectInformer.Lister()),
+		written:       status.NewWrittenStatuses(inf.DeployObjects.Lister()),
 		progress:      status.NewProgressReports(time.Now),
 		admitted:      children.NewAdmittedWrites(),
 		now:           metav1.Now,
@@ -158,7 +156,7 @@ func NewController(
 	}
 
 	logger := klog.FromContext(ctx)
-	if _, err := deployObjectInformer.Informer().AddEventHandlerWithOptions(cache.ResourceEventHandlerFuncs{
+	if _, err := inf.DeployObjects.Informer().AddEventHandlerWithOptions(cache.ResourceEventHandlerFuncs{
 		AddFunc:    c.enqueue,
 		UpdateFunc: c.updateDeployObject,
 		DeleteFunc: c.enqueue,
@@ -166,8 +164,8 @@ func NewController(
 		return nil, fmt.Errorf("adding DeployObject event handler: %w", err)
 	}
 	childHandler := c.childEventHandler()
-	for _, inf := range []cache.SharedIndexInformer{deploymentInformer.Informer(), serviceInformer.Informer(), pdbInformer.Informer(), hpaInformer.Informer(), ingressInformer.Informer(), policyInformer.Informer()} {
-		if _, err := inf.AddEventHandlerWithOptions(childHandler, cache.HandlerOptions{Logger: &logger}); err != nil {
+	for _, child := range []cache.SharedIndexInformer{inf.Deployments.Informer(), inf.Services.Informer(), inf.ServiceAccounts.Informer(), inf.PDBs.Informer(), inf.HPAs.Informer(), inf.Ingresses.Informer(), inf.NetworkPolicies.Informer()} {
+		if _, err := child.AddEventHandlerWithOptions(childHandler, cache.HandlerOptions{Logger: &logger}); err != nil {
 			return nil, fmt.Errorf("adding child event handler: %w", err)
 		}
 	}
@@ -593,7 +591,21 @@ func (c *Controller) syncChildren(ctx context.Context, dobj *appv1.DeployObject)
 	}
 	recheckOwner := c.ownerRecheck(dobj)
 
-	cfg, err := configrollout.StateOf(dobj.Namespace, c.config.RefsOf(dobj), c.config.Lookup)
+	ns := dobj.Namespace
+	// The pods cannot be made before the ServiceAccount they run as. One
+	// the spec stopped asking for goes only after the Deployment's
+	// rollout (deleteSupersededServiceAccounts).
+	var action string
+	var err error
+	if children.WantsServiceAccount(dobj) {
+		out.ServiceAccount, action, err = children.Sync(ctx, dobj, children.DesiredServiceAccount(dobj),
+			children.UpdatedOps(children.KindServiceAccount, c.serviceAccounts.In(ns), c.kubeClient.CoreV1().ServiceAccounts(ns), children.MergeServiceAccount, recheckOwner))
+		if err := record(children.KindServiceAccount, action, err); err != nil {
+			return out, actions, err
+		}
+	}
+
+	cfg, err := configrollout.StateOf(ns, c.config.RefsOf(dobj), c.config.Lookup)
 	if err != nil {
 		return out, actions, err
 	}
@@ -619,8 +631,12 @@ func (c *Controller) syncChildren(ctx context.Context, dobj *appv1.DeployObject)
 		}
 	}
 
-	ns := dobj.Namespace
-	var action string
+	if cachedErr == nil || apierrors.IsNotFound(cachedErr) {
+		if err := c.deleteSupersededServiceAccounts(ctx, dobj, cachedDeployment, record); err != nil {
+			return out, actions, err
+		}
+	}
+
 	out.Service, action, err = children.SyncOptional(ctx, dobj, children.WantsService(dobj), children.DesiredService(dobj),
 		children.ServiceOps(c.services.In(ns), c.kubeClient.CoreV1().Services(ns), recheckOwner))
 	if err := record("Service", action, err); err != nil {
@@ -664,6 +680,33 @@ func (c *Controller) syncChildren(ctx context.Context, dobj *appv1.DeployObject)
 		return out, actions, err
 	}
 	return out, actions, nil
+}
+
+// deleteSupersededServiceAccounts deletes the ServiceAccounts of dobj that
+// its spec no longer names once no pod of d, its Deployment as cached, can
+// run as them (see children.SupersededServiceAccounts). Until then they
+// stay, and a later event of the Deployment (its rollout ending) brings
+// dobj back.
+func (c *Controller) deleteSupersededServiceAccounts(ctx context.Context, dobj *appv1.DeployObject, d *appsv1.Deployment, record func(kind, action string, err error) error) error {
+	owned, err := c.serviceAccounts.ControlledBy(dobj.Namespace, dobj.Name)
+	if err != nil {
+		return err
+	}
+	for _, sa := range children.SupersededServiceAccounts(dobj, owned, d) {
+		uid := sa.UID
+		err := c.kubeClient.CoreV1().ServiceAccounts(sa.Namespace).Delete(ctx, sa.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
+		if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
+			continue
+		}
+		action := "deleted " + children.KindServiceAccount + " " + sa.Name
+		if err != nil {
+			action, err = "", fmt.Errorf("deleting %s %s: %w", children.KindServiceAccount, sa.Name, err)
+		}
+		if err := record(children.KindServiceAccount, action, err); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // syncGatewayRoutes brings dobj's Gateway API routes in line, as

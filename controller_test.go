@@ -84,6 +84,7 @@ type fixture struct {
 	hpas        []*autoscalingv2.HorizontalPodAutoscaler
 	ingresses   []*networkingv1.Ingress
 	policies    []*networkingv1.NetworkPolicy
+	accounts    []*corev1.ServiceAccount
 	httpRoutes  []*gatewayv1.HTTPRoute
 	grpcRoutes  []*gatewayv1.GRPCRoute
 	// gatewayAPI: the cluster serves HTTPRoutes, and their cache has
@@ -157,6 +158,9 @@ func (f *fixture) newController(ctx context.Context) *Controller {
 	for _, p := range f.policies {
 		kubeObjs = append(kubeObjs, p)
 	}
+	for _, a := range f.accounts {
+		kubeObjs = append(kubeObjs, a)
+	}
 	f.kubeClient = k8sfake.NewClientset(kubeObjs...)
 	var routeObjs []runtime.Object
 	for _, r := range f.httpRoutes {
@@ -183,14 +187,7 @@ func (f *fixture) newController(ctx context.Context) *Controller {
 
 	factory := informers.NewSharedInformerFactory(f.client, 0)
 	kubeFactory := kubeinformers.NewSharedInformerFactory(f.kubeClient, 0)
-	c, err := NewController(ctx, f.kubeClient, f.client,
-		factory.App().V1().DeployObjects(),
-		kubeFactory.Apps().V1().Deployments(),
-		kubeFactory.Core().V1().Services(),
-		kubeFactory.Policy().V1().PodDisruptionBudgets(),
-		kubeFactory.Autoscaling().V2().HorizontalPodAutoscalers(),
-		kubeFactory.Networking().V1().Ingresses(),
-		kubeFactory.Networking().V1().NetworkPolicies(),
+	c, err := NewController(ctx, f.kubeClient, f.client, caches.InformersOf(factory, kubeFactory),
 		gateway,
 		f.recorder, nil)
 	if err != nil {
@@ -242,6 +239,9 @@ func (f *fixture) newController(ctx context.Context) *Controller {
 	}
 	for _, p := range f.policies {
 		mustAdd(f.t, kubeFactory.Networking().V1().NetworkPolicies().Informer().GetIndexer(), p.DeepCopy())
+	}
+	for _, a := range f.accounts {
+		mustAdd(f.t, kubeFactory.Core().V1().ServiceAccounts().Informer().GetIndexer(), a.DeepCopy())
 	}
 	return c
 }
@@ -2114,6 +2114,9 @@ func (f *fixture) withLiveChildren(dobj *appv1.DeployObject) {
 	if h := testobjects.LiveHPA(dobj); h != nil {
 		f.hpas = []*autoscalingv2.HorizontalPodAutoscaler{h}
 	}
+	if a := testobjects.LiveServiceAccount(dobj); a != nil {
+		f.accounts = []*corev1.ServiceAccount{a}
+	}
 }
 
 func conditionOf(t *testing.T, a core.Action, condType string) *metav1.Condition {
@@ -2723,6 +2726,145 @@ func TestSyncNetworkPolicy(t *testing.T) {
 			t.Fatal("want the conflict retried")
 		}
 		expectActions(t, actions, "create networkpolicies", "get networkpolicies", "patch deployobjects/status")
+		if c := conditionOf(t, actions[2], appv1.ConditionReady); c == nil || c.Reason != appv1.ReasonResourceConflict {
+			t.Errorf("Ready condition = %+v, want ResourceConflict", c)
+		}
+	})
+}
+
+func TestSyncServiceAccount(t *testing.T) {
+	t.Run("created before the Deployment, which runs as it", func(t *testing.T) {
+		f := newFixture(t)
+		dobj := testobjects.NewDeployObject(testobjects.WithServiceAccount)
+		f.dobjs = []*appv1.DeployObject{dobj}
+		err, actions := f.sync()
+		if err != nil {
+			t.Fatalf("sync: %v", err)
+		}
+		expectActions(t, actions, "create serviceaccounts", "create deployments", "create services", "patch deployobjects/status")
+		if got := actions[0].(core.CreateAction).GetObject(); !testobjects.EqualObjects(got, children.DesiredServiceAccount(dobj)) {
+			t.Errorf("created ServiceAccount differs from desired:\n%s", diff.Diff(children.DesiredServiceAccount(dobj), got))
+		}
+		if got := actions[1].(core.CreateAction).GetObject().(*appsv1.Deployment).Spec.Template.Spec.ServiceAccountName; got != dobj.Name {
+			t.Errorf("the pods run as %q, want %q", got, dobj.Name)
+		}
+	})
+	t.Run("steady state writes nothing", func(t *testing.T) {
+		f := newFixture(t)
+		dobj := testobjects.NewDeployObject(testobjects.WithServiceAccount)
+		f.withLiveChildren(dobj)
+		dobj.Status = status.Compute(dobj, status.Outcome{Deployment: testobjects.LiveDeployment(dobj), Service: testobjects.LiveService(dobj), ServiceAccount: testobjects.LiveServiceAccount(dobj), DeploymentHash: testobjects.MustHash(dobj)}, testobjects.Earlier)
+		err, actions := f.sync()
+		if err != nil {
+			t.Fatalf("sync: %v", err)
+		}
+		expectActions(t, actions)
+	})
+	t.Run("others' annotations and secrets kept, a dropped key removed", func(t *testing.T) {
+		f := newFixture(t)
+		dobj := testobjects.NewDeployObject(testobjects.WithServiceAccount)
+		f.withLiveChildren(dobj)
+		live := f.accounts[0]
+		live.Annotations["kubernetes.io/enforce-mountable-secrets"] = "true"
+		live.Secrets = []corev1.ObjectReference{{Name: "web-token"}}
+		dobj.Spec.ServiceAccount.Metadata.Annotations = map[string]string{"iam.gke.io/gcp-service-account": "web@shop.iam.gserviceaccount.com"}
+		err, actions := f.sync()
+		if err != nil {
+			t.Fatalf("sync: %v", err)
+		}
+		expectActions(t, actions, "get serviceaccounts", "update serviceaccounts", "patch deployobjects/status")
+		got := actions[1].(core.UpdateAction).GetObject().(*corev1.ServiceAccount)
+		want := map[string]string{
+			"kubernetes.io/enforce-mountable-secrets": "true",
+			"iam.gke.io/gcp-service-account":          "web@shop.iam.gserviceaccount.com",
+			appv1.AnnotationOwnedMetadata:             "a:iam.gke.io/gcp-service-account",
+		}
+		if !maps.Equal(got.Annotations, want) || len(got.Secrets) != 1 || got.UID != live.UID {
+			t.Errorf("updated ServiceAccount: annotations %v, secrets %v, uid %s; want annotations %v, the secret and uid kept", got.Annotations, got.Secrets, got.UID, want)
+		}
+	})
+	// A rename: the pods of the older template run as web until the
+	// Deployment has replaced them all.
+	renamed := func() (*appv1.DeployObject, *corev1.ServiceAccount) {
+		old := testobjects.NewDeployObject(testobjects.WithServiceAccount)
+		dobj := testobjects.NewDeployObject(testobjects.WithServiceAccount)
+		dobj.Spec.ServiceAccount.Name = "web-v2"
+		return dobj, testobjects.LiveServiceAccount(old)
+	}
+	t.Run("renamed: the Deployment still runs as the old one", func(t *testing.T) {
+		f := newFixture(t)
+		dobj, old := renamed()
+		f.withLiveChildren(dobj)
+		f.deployments = []*appsv1.Deployment{testobjects.LiveDeployment(testobjects.NewDeployObject(testobjects.WithServiceAccount))}
+		f.accounts = append(f.accounts, old)
+		err, actions := f.sync()
+		if err != nil {
+			t.Fatalf("sync: %v", err)
+		}
+		expectActions(t, actions, "get deployments", "patch deployments", "patch deployobjects/status")
+	})
+	t.Run("renamed: the rollout is not done", func(t *testing.T) {
+		for name, st := range map[string]appsv1.DeploymentStatus{
+			"older pods run":       {ObservedGeneration: 1, Replicas: 3, UpdatedReplicas: 2},
+			"older pods terminate": {ObservedGeneration: 1, Replicas: 2, UpdatedReplicas: 2, TerminatingReplicas: ptr.To[int32](1)},
+			"the status lags":      {ObservedGeneration: 0, Replicas: 2, UpdatedReplicas: 2},
+		} {
+			t.Run(name, func(t *testing.T) {
+				f := newFixture(t)
+				dobj, old := renamed()
+				f.withLiveChildren(dobj)
+				f.deployments[0].Status = st
+				f.accounts = append(f.accounts, old)
+				_, actions := f.sync()
+				for _, a := range actions {
+					if a.Matches("delete", "serviceaccounts") {
+						t.Errorf("the old ServiceAccount was deleted while pods may run as it")
+					}
+				}
+			})
+		}
+	})
+	t.Run("renamed: the old one goes after the rollout", func(t *testing.T) {
+		f := newFixture(t)
+		dobj, old := renamed()
+		f.withLiveChildren(dobj)
+		f.accounts = append(f.accounts, old)
+		dobj.Status = status.Compute(dobj, status.Outcome{Deployment: testobjects.LiveDeployment(dobj), Service: testobjects.LiveService(dobj), ServiceAccount: testobjects.LiveServiceAccount(dobj), DeploymentHash: testobjects.MustHash(dobj)}, testobjects.Earlier)
+		err, actions := f.sync()
+		if err != nil {
+			t.Fatalf("sync: %v", err)
+		}
+		expectActions(t, actions, "delete serviceaccounts")
+		del := actions[0].(core.DeleteAction)
+		if uid := del.GetDeleteOptions().Preconditions.UID; del.GetName() != "web" || uid == nil || *uid != old.UID {
+			t.Errorf("deleted %s with UID precondition %v, want web with %s", del.GetName(), uid, old.UID)
+		}
+	})
+	t.Run("removed, for an existing one: the old one goes after the rollout", func(t *testing.T) {
+		f := newFixture(t)
+		dobj := testobjects.NewDeployObject()
+		dobj.Spec.ServiceAccountName = "shared"
+		f.withLiveChildren(dobj)
+		f.accounts = []*corev1.ServiceAccount{testobjects.LiveServiceAccount(testobjects.NewDeployObject(testobjects.WithServiceAccount))}
+		err, actions := f.sync()
+		if err != nil {
+			t.Fatalf("sync: %v", err)
+		}
+		expectActions(t, actions, "delete serviceaccounts")
+	})
+	t.Run("one it does not own is never taken over", func(t *testing.T) {
+		f := newFixture(t)
+		dobj := testobjects.NewDeployObject(testobjects.WithServiceAccount)
+		f.withLiveChildren(dobj)
+		foreign := testobjects.LiveServiceAccount(dobj)
+		foreign.OwnerReferences, foreign.Labels = nil, nil
+		f.accounts = nil
+		f.unlisted = []runtime.Object{foreign}
+		err, actions := f.sync()
+		if err == nil {
+			t.Fatal("want the conflict retried")
+		}
+		expectActions(t, actions, "create serviceaccounts", "get serviceaccounts", "patch deployobjects/status")
 		if c := conditionOf(t, actions[2], appv1.ConditionReady); c == nil || c.Reason != appv1.ReasonResourceConflict {
 			t.Errorf("Ready condition = %+v, want ResourceConflict", c)
 		}

@@ -125,14 +125,7 @@ func run(ctx context.Context, opts *options.Options) error {
 	dobjFactory, childFactory := caches.NewInformerFactories(kubeClient, client, opts.Namespace, opts.ResyncPeriod, caches.NamedInformers{Name: informerName, Metrics: controllerMetrics.Informers})
 	caches.RegisterConfigInformers(childFactory, opts.Namespace, opts.TrackSecrets, caches.NamedInformers{Name: informerName, Metrics: controllerMetrics.Informers})
 
-	controller, err := NewController(ctx, kubeClient, client,
-		dobjFactory.App().V1().DeployObjects(),
-		childFactory.Apps().V1().Deployments(),
-		childFactory.Core().V1().Services(),
-		childFactory.Policy().V1().PodDisruptionBudgets(),
-		childFactory.Autoscaling().V2().HorizontalPodAutoscalers(),
-		childFactory.Networking().V1().Ingresses(),
-		childFactory.Networking().V1().NetworkPolicies(),
+	controller, err := NewController(ctx, kubeClient, client, caches.InformersOf(dobjFactory, childFactory),
 		&caches.GatewayRoutes{
 			Client:    gatewayClient,
 			Discovery: kubeClient.Discovery(),

@@ -10,12 +10,18 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
 	kubeinformers "k8s.io/client-go/informers"
+	appsinformers "k8s.io/client-go/informers/apps/v1"
+	autoscalinginformers "k8s.io/client-go/informers/autoscaling/v2"
+	coreinformers "k8s.io/client-go/informers/core/v1"
+	networkinginformers "k8s.io/client-go/informers/networking/v1"
+	policyinformers "k8s.io/client-go/informers/policy/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
@@ -25,13 +31,14 @@ import (
 	"deployobject.dev/controller/pkg/children"
 	clientset "deployobject.dev/controller/pkg/generated/clientset/versioned"
 	informers "deployobject.dev/controller/pkg/generated/informers/externalversions"
+	appinformers "deployobject.dev/controller/pkg/generated/informers/externalversions/app/v1"
 )
 
 // NewInformerFactories returns the factories of the controller's informers,
 // which decide what the caches hold: every DeployObject in the watched
 // namespaces, resynced every resync period; only the children
-// (Deployments, Services, PodDisruptionBudgets, HorizontalPodAutoscalers,
-// Ingresses, NetworkPolicies) that carry the controller's managed-by label,
+// (Deployments, Services, ServiceAccounts, PodDisruptionBudgets,
+// HorizontalPodAutoscalers, Ingresses, NetworkPolicies) that carry the controller's managed-by label,
 // never resynced (the handlers drop child resyncs anyway); all trimmed by
 // Transform. A kind no DeployObject asks for costs an empty cache and one
 // watch, nothing per DeployObject.
@@ -39,11 +46,9 @@ import (
 // The informers are registered here without the namespace index that the
 // generated ones add: the controller only ever reads by key, and at 10,000
 // DeployObjects dropping them saved about 3 MiB of heap in use. The one
-// index it needs, of DeployObjects by the ConfigMaps and Secrets their pods
-// use, is added by trackConfig. The typed
-// accessors (Deployments(), Services(), PodDisruptionBudgets(),
-// HorizontalPodAutoscalers(), Ingresses(), NetworkPolicies(),
-// DeployObjects()) return these.
+// indexes it needs are added by their users: of DeployObjects by the
+// ConfigMaps and Secrets their pods use by trackConfig, of ServiceAccounts
+// by their controller by NewController. InformersOf returns these.
 //
 // Each informer carries id's name, under which client-go reports its
 // metrics (see NamedInformers).
@@ -82,6 +87,10 @@ func NewInformerFactories(kubeClient kubernetes.Interface, client clientset.Inte
 	childFactory.InformerFor(&networkingv1.NetworkPolicy{}, func(c kubernetes.Interface, resync time.Duration) cache.SharedIndexInformer {
 		l := c.NetworkingV1().NetworkPolicies(namespace)
 		return id.informer(c, &networkingv1.NetworkPolicy{}, networkingv1.SchemeGroupVersion.WithResource("networkpolicies"), resync, listWatch(l.List, l.Watch, managedOnly))
+	})
+	childFactory.InformerFor(&corev1.ServiceAccount{}, func(c kubernetes.Interface, resync time.Duration) cache.SharedIndexInformer {
+		l := c.CoreV1().ServiceAccounts(namespace)
+		return id.informer(c, &corev1.ServiceAccount{}, corev1.SchemeGroupVersion.WithResource("serviceaccounts"), resync, listWatch(l.List, l.Watch, managedOnly))
 	})
 	return dobjFactory, childFactory
 }
@@ -176,4 +185,54 @@ func RegisterConfigInformers(childFactory kubeinformers.SharedInformerFactory, n
 			return id.informer(c, &corev1.Secret{}, corev1.SchemeGroupVersion.WithResource("secrets"), resync, listWatch(l.List, l.Watch, nil))
 		})
 	}
+}
+
+// Informers are the informers of the DeployObjects and of their children
+// that NewInformerFactories registers.
+type Informers struct {
+	DeployObjects   appinformers.DeployObjectInformer
+	Deployments     appsinformers.DeploymentInformer
+	Services        coreinformers.ServiceInformer
+	ServiceAccounts coreinformers.ServiceAccountInformer
+	PDBs            policyinformers.PodDisruptionBudgetInformer
+	HPAs            autoscalinginformers.HorizontalPodAutoscalerInformer
+	Ingresses       networkinginformers.IngressInformer
+	NetworkPolicies networkinginformers.NetworkPolicyInformer
+}
+
+// InformersOf returns the informers of dobjFactory and childFactory, as
+// NewInformerFactories made them.
+func InformersOf(dobjFactory informers.SharedInformerFactory, childFactory kubeinformers.SharedInformerFactory) Informers {
+	return Informers{
+		DeployObjects:   dobjFactory.App().V1().DeployObjects(),
+		Deployments:     childFactory.Apps().V1().Deployments(),
+		Services:        childFactory.Core().V1().Services(),
+		ServiceAccounts: childFactory.Core().V1().ServiceAccounts(),
+		PDBs:            childFactory.Policy().V1().PodDisruptionBudgets(),
+		HPAs:            childFactory.Autoscaling().V2().HorizontalPodAutoscalers(),
+		Ingresses:       childFactory.Networking().V1().Ingresses(),
+		NetworkPolicies: childFactory.Networking().V1().NetworkPolicies(),
+	}
+}
+
+// ControllerIndex is the name of the index of children by the DeployObject
+// that controls them, "namespace/name"; ControllerIndexers make it.
+const ControllerIndex = "controller"
+
+// ControllerIndexers index children by the DeployObject that controls
+// them, for the children a sync cannot name: those a spec stopped naming.
+func ControllerIndexers() cache.Indexers {
+	return cache.Indexers{ControllerIndex: controllerOf}
+}
+
+func controllerOf(obj any) ([]string, error) {
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return nil, err
+	}
+	ref := metav1.GetControllerOfNoCopy(m)
+	if ref == nil || ref.Kind != children.DeployObjectKind.Kind || ref.APIVersion != appv1.SchemeGroupVersion.String() {
+		return nil, nil
+	}
+	return []string{cache.ObjectName{Namespace: m.GetNamespace(), Name: ref.Name}.String()}, nil
 }

@@ -31,7 +31,7 @@ import (
 // label (so the children of others are not cached), cache trimmed objects,
 // keep no indexes, and report client-go's informer metrics under their name.
 func TestInformerFactories(t *testing.T) {
-	dobj := testobjects.NewDeployObject(testobjects.WithBudget, testobjects.WithAutoscaling, testobjects.WithIngress, testobjects.WithNetworkPolicy)
+	dobj := testobjects.NewDeployObject(testobjects.WithBudget, testobjects.WithAutoscaling, testobjects.WithIngress, testobjects.WithNetworkPolicy, testobjects.WithServiceAccount)
 	dobj.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "kubectl"}}
 	dep := testobjects.LiveDeployment(dobj)
 	dep.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "kube-controller-manager"}}
@@ -43,12 +43,15 @@ func TestInformerFactories(t *testing.T) {
 	ing.ManagedFields = dep.ManagedFields
 	policy := testobjects.LiveNetworkPolicy(dobj)
 	policy.ManagedFields = dep.ManagedFields
+	account := testobjects.LiveServiceAccount(dobj)
+	account.ManagedFields = dep.ManagedFields
 	route := testobjects.LiveHTTPRoute(testobjects.NewDeployObject(testobjects.WithHTTPRoute))
 	route.ManagedFields = dep.ManagedFields
-	kubeClient := k8sfake.NewClientset(dep, testobjects.LiveService(dobj), pdb, hpa, ing, policy,
+	kubeClient := k8sfake.NewClientset(dep, testobjects.LiveService(dobj), pdb, hpa, ing, policy, account,
 		&appsv1.Deployment{ObjectMeta: theirs}, &corev1.Service{ObjectMeta: theirs},
 		&policyv1.PodDisruptionBudget{ObjectMeta: theirs}, &autoscalingv2.HorizontalPodAutoscaler{ObjectMeta: theirs},
-		&networkingv1.Ingress{ObjectMeta: theirs}, &networkingv1.NetworkPolicy{ObjectMeta: theirs})
+		&networkingv1.Ingress{ObjectMeta: theirs}, &networkingv1.NetworkPolicy{ObjectMeta: theirs},
+		&corev1.ServiceAccount{ObjectMeta: theirs})
 	client := fake.NewSimpleClientset(dobj)
 	gatewayClient := gatewayfake.NewClientset(route, &gatewayv1.HTTPRoute{ObjectMeta: theirs})
 
@@ -70,6 +73,7 @@ func TestInformerFactories(t *testing.T) {
 		"horizontalpodautoscalers": childFactory.Autoscaling().V2().HorizontalPodAutoscalers().Informer(),
 		"ingresses":                childFactory.Networking().V1().Ingresses().Informer(),
 		"networkpolicies":          childFactory.Networking().V1().NetworkPolicies().Informer(),
+		"serviceaccounts":          childFactory.Core().V1().ServiceAccounts().Informer(),
 	}
 	// The HTTPRoute informer is started on its own, once the cluster
 	// serves HTTPRoutes.

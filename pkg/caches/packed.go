@@ -152,10 +152,23 @@ func (l PackedLister[T, P]) In(namespace string) func(name string) (P, error) {
 	}
 }
 
+// ControlledBy decodes the objects the DeployObject namespace/name
+// controls; the cache must have the ControllerIndex.
+func (l PackedLister[T, P]) ControlledBy(namespace, name string) ([]P, error) {
+	items, err := l.indexer.ByIndex(ControllerIndex, cache.ObjectName{Namespace: namespace, Name: name}.String())
+	if err != nil {
+		return nil, fmt.Errorf("reading the %s that %s/%s controls from the cache: %w", l.resource, namespace, name, err)
+	}
+	return l.decode(items)
+}
+
 // List decodes every object the cache holds, for the rare pass over all of
 // them (a start-up); a sync reads one object with In.
 func (l PackedLister[T, P]) List() ([]P, error) {
-	items := l.indexer.List()
+	return l.decode(l.indexer.List())
+}
+
+func (l PackedLister[T, P]) decode(items []any) ([]P, error) {
 	out := make([]P, 0, len(items))
 	for _, item := range items {
 		p, ok := item.(*Packed)
@@ -164,7 +177,7 @@ func (l PackedLister[T, P]) List() ([]P, error) {
 		}
 		obj := P(new(T))
 		if err := obj.Unmarshal(p.Protobuf); err != nil {
-			return nil, fmt.Errorf("decoding a %s from the cache: %w", l.resource, err)
+			return nil, fmt.Errorf("decoding %s %s/%s from the cache: %w", l.resource, p.Namespace, p.Name, err)
 		}
 		out = append(out, obj)
 	}

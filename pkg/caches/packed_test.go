@@ -2,6 +2,7 @@ package caches
 
 import (
 	"reflect"
+	"slices"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -18,6 +19,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/utils/ptr"
 
+	appv1 "deployobject.dev/controller/pkg/apis/app/v1"
 	"deployobject.dev/controller/pkg/children"
 	"deployobject.dev/controller/pkg/testobjects"
 )
@@ -26,7 +28,7 @@ import (
 // from the cache returns exactly what the kind's trim kept, as a fresh
 // object that the reader may change without changing the cache.
 func TestPackedCacheReadsBackTheTrimmedObject(t *testing.T) {
-	dobj := testobjects.NewDeployObject(testobjects.WithEveryPodField, testobjects.WithBudget, testobjects.WithAutoscaling, testobjects.WithIngress, testobjects.WithNetworkPolicy)
+	dobj := testobjects.NewDeployObject(testobjects.WithEveryPodField, testobjects.WithBudget, testobjects.WithAutoscaling, testobjects.WithIngress, testobjects.WithNetworkPolicy, testobjects.WithServiceAccount)
 	withManagedFields := func(m *metav1.ObjectMeta) {
 		m.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "kube-controller-manager"}}
 		m.Annotations = map[string]string{"kubectl.kubernetes.io/last-applied-configuration": "{}"}
@@ -53,6 +55,10 @@ func TestPackedCacheReadsBackTheTrimmedObject(t *testing.T) {
 	check("Ingress", throughCache(t, testobjects.LiveIngress(dobj), networkingv1.Resource("ingresses"), NewPackedLister[networkingv1.Ingress]), children.SlimIngress(testobjects.LiveIngress(dobj)))
 	check("NetworkPolicy", throughCache(t, testobjects.LiveNetworkPolicy(dobj), networkingv1.Resource("networkpolicies"), NewPackedLister[networkingv1.NetworkPolicy]), children.SlimNetworkPolicy(testobjects.LiveNetworkPolicy(dobj)))
 
+	sa := testobjects.LiveServiceAccount(dobj)
+	sa.Secrets = []corev1.ObjectReference{{Name: "web-token"}}
+	check("ServiceAccount", throughCache(t, sa.DeepCopy(), corev1.Resource("serviceaccounts"), NewPackedLister[corev1.ServiceAccount]), children.SlimServiceAccount(sa.DeepCopy()))
+
 	indexer := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{})
 	mustAdd(t, indexer, d.DeepCopy())
 	read := NewPackedLister[appsv1.Deployment](indexer, appsv1.Resource("deployments")).In(d.Namespace)
@@ -67,6 +73,43 @@ func TestPackedCacheReadsBackTheTrimmedObject(t *testing.T) {
 	}
 	if _, err := read("absent"); !apierrors.IsNotFound(err) {
 		t.Errorf("reading an absent object: %v, want NotFound", err)
+	}
+}
+
+// TestPackedListerControlledBy: the objects a DeployObject controls are
+// found by the controller index, whatever their names; those of another
+// DeployObject, of another kind of owner or of none are not.
+func TestPackedListerControlledBy(t *testing.T) {
+	indexer := cache.NewIndexer(cache.MetaNamespaceKeyFunc, ControllerIndexers())
+	add := func(owner *appv1.DeployObject, name string, mutate func(*corev1.ServiceAccount)) {
+		sa := testobjects.LiveServiceAccount(owner)
+		sa.Name = name
+		if mutate != nil {
+			mutate(sa)
+		}
+		mustAdd(t, indexer, sa)
+	}
+	web := testobjects.NewDeployObject(testobjects.WithServiceAccount)
+	other := testobjects.NewDeployObject(testobjects.WithServiceAccount)
+	other.Name, other.UID = "other", "uid-other"
+	add(web, "web", nil)
+	add(web, "web-v1", nil)
+	add(other, "other", nil)
+	add(web, "not-a-controller", func(sa *corev1.ServiceAccount) { sa.OwnerReferences[0].Controller = nil })
+	add(web, "a-replicaset-of-the-same-name", func(sa *corev1.ServiceAccount) { sa.OwnerReferences[0].Kind = "ReplicaSet" })
+	add(web, "elsewhere", func(sa *corev1.ServiceAccount) { sa.Namespace = "elsewhere" })
+
+	got, err := NewPackedLister[corev1.ServiceAccount](indexer, corev1.Resource("serviceaccounts")).ControlledBy(web.Namespace, web.Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, sa := range got {
+		names = append(names, sa.Name)
+	}
+	slices.Sort(names)
+	if want := []string{"web", "web-v1"}; !slices.Equal(names, want) {
+		t.Errorf("ControlledBy = %v, want %v", names, want)
 	}
 }
 

@@ -45,6 +45,8 @@ func Transform(obj any) (any, error) {
 		return pack(children.SlimPDB(o))
 	case *autoscalingv2.HorizontalPodAutoscaler:
 		return pack(children.SlimHPA(o))
+	case *corev1.ServiceAccount:
+		return pack(children.SlimServiceAccount(o))
 	case *corev1.ConfigMap:
 		return slimConfigMap(o)
 	case *corev1.Secret:

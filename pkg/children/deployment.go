@@ -255,7 +255,10 @@ func SlimDeployment(d *appsv1.Deployment) *appsv1.Deployment {
 		UpdatedReplicas:    d.Status.UpdatedReplicas,
 		ReadyReplicas:      d.Status.ReadyReplicas,
 		AvailableReplicas:  d.Status.AvailableReplicas,
-		Conditions:         readConditions(d.Status.Conditions),
+		// Pods still terminating may still use the ServiceAccount and the
+		// files of an older template (see OlderPodsGone).
+		TerminatingReplicas: d.Status.TerminatingReplicas,
+		Conditions:          readConditions(d.Status.Conditions),
 	}
 	return d
 }

@@ -37,11 +37,11 @@ func DesiredPodTemplate(dobj *appv1.DeployObject, profile PodSecurityProfile) co
 		Containers:         []corev1.Container{desiredContainer(dobj)},
 		InitContainers:     initContainers(spec),
 		Volumes:            podVolumes(spec.Volumes),
-		ServiceAccountName: spec.ServiceAccountName,
+		ServiceAccountName: PodServiceAccountName(dobj),
 		// The API server copies either of the two into the other when only
 		// one is set, so a Deployment that owned only serviceAccountName
 		// would get it back from the copy after the spec dropped it.
-		DeprecatedServiceAccount:      spec.ServiceAccountName,
+		DeprecatedServiceAccount:      PodServiceAccountName(dobj),
 		AutomountServiceAccountToken:  copyPtr(spec.AutomountServiceAccountToken),
 		ImagePullSecrets:              cloneSlice(spec.ImagePullSecrets),
 		SecurityContext:               spec.PodSecurityContext.DeepCopy(),

@@ -33,6 +33,8 @@ type Outcome struct {
 	// HTTPSRedirect is the HTTPRoute that redirects to https.
 	HTTPSRedirect *gatewayv1.HTTPRoute
 	GRPCRoute     *gatewayv1.GRPCRoute
+	// ServiceAccount has no status; Ready waits only for it to exist.
+	ServiceAccount *corev1.ServiceAccount
 	// NetworkPolicy has no status; Ready waits only for it to exist.
 	NetworkPolicy *networkingv1.NetworkPolicy
 	// deploymentHash identifies the desired Deployment when the live one is
@@ -228,6 +230,9 @@ func ReadyCondition(dobj *appv1.DeployObject, out Outcome) metav1.Condition {
 	d := out.Deployment
 	if d == nil {
 		return notReady(appv1.ReasonProgressing, "Deployment %s does not exist yet", dobj.Name)
+	}
+	if children.WantsServiceAccount(dobj) && out.ServiceAccount == nil {
+		return notReady(appv1.ReasonProgressing, "%s %s does not exist yet", children.KindServiceAccount, children.PodServiceAccountName(dobj))
 	}
 	if children.WantsService(dobj) && out.Service == nil {
 		return notReady(appv1.ReasonProgressing, "Service %s does not exist yet", dobj.Name)

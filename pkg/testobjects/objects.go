@@ -327,6 +327,23 @@ func LiveNetworkPolicy(dobj *appv1.DeployObject) *networkingv1.NetworkPolicy {
 	return p
 }
 
+// WithServiceAccount asks for a ServiceAccount of its own with an IRSA
+// role annotation.
+func WithServiceAccount(d *appv1.DeployObject) {
+	d.Spec.ServiceAccount = &appv1.OwnedServiceAccount{Metadata: &appv1.ChildMetadata{Annotations: map[string]string{"eks.amazonaws.com/role-arn": "arn:aws:iam::111122223333:role/web"}}}
+}
+
+// LiveServiceAccount is the ServiceAccount of dobj as the API server would
+// hold it, or nil when dobj asks for none.
+func LiveServiceAccount(dobj *appv1.DeployObject) *corev1.ServiceAccount {
+	sa := children.DesiredServiceAccount(dobj)
+	if sa == nil {
+		return nil
+	}
+	sa.UID, sa.ResourceVersion = types.UID("uid-sa-"+sa.Name), "80"
+	return sa
+}
+
 // WithBudget asks for a PodDisruptionBudget keeping one pod available.
 func WithBudget(d *appv1.DeployObject) {
 	d.Spec.DisruptionBudget = &appv1.DisruptionBudget{MinAvailable: ptr.To(intstr.FromInt32(1))}

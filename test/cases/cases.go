@@ -318,6 +318,17 @@ func AcceptedTable() []Accepted {
 			delete(resources(o, "requests"), "memory")
 			spec(o)["autoscaling"] = map[string]any{"maxReplicas": int64(3), "targetMemoryUtilizationPercentage": int64(80)}
 		}},
+		{"serviceAccount of its own with workload identity, a dotted name", func(o map[string]any) {
+			delete(spec(o), "serviceAccountName")
+			spec(o)["serviceAccount"] = map[string]any{"name": "web.runtime-" + dnsSubdomain(200, 'a'), "metadata": map[string]any{
+				"labels":      map[string]any{"azure.workload.identity/use": "true"},
+				"annotations": map[string]any{"eks.amazonaws.com/role-arn": "arn:aws:iam::111122223333:role/web", "iam.gke.io/gcp-service-account": "web@shop.iam.gserviceaccount.com"},
+			}}
+		}},
+		{"serviceAccount named after the DeployObject", func(o map[string]any) {
+			delete(spec(o), "serviceAccountName")
+			spec(o)["serviceAccount"] = map[string]any{}
+		}},
 		{"route as an Ingress with TLS and a wildcard", setSpec("route", map[string]any{
 			"port": "http", "hostnames": []any{"shop.example.com", "*.shop.example.com"}, "path": "/api/v1.2/~user_(x)",
 			"ingressClassName": "nginx", "tlsSecretName": "shop-tls",
@@ -769,6 +780,27 @@ func InvalidTable() []Invalid {
 			return map[string]any{"key": fmt.Sprintf("k%d", i), "operator": "Exists"}
 		}))},
 		{"serviceAccountName not a DNS subdomain", "spec.serviceAccountName", setSpec("serviceAccountName", "Web_Account")},
+		{"serviceAccount beside serviceAccountName", "spec.serviceAccount", setSpec("serviceAccount", map[string]any{"name": "web-runtime"})},
+		{"serviceAccount named default", "spec.serviceAccount.name", func(o map[string]any) {
+			delete(spec(o), "serviceAccountName")
+			spec(o)["serviceAccount"] = map[string]any{"name": "default"}
+		}},
+		{"serviceAccount name not a DNS subdomain", "spec.serviceAccount.name", func(o map[string]any) {
+			delete(spec(o), "serviceAccountName")
+			spec(o)["serviceAccount"] = map[string]any{"name": "Web_Runtime"}
+		}},
+		{"serviceAccount name too long", "spec.serviceAccount.name", func(o map[string]any) {
+			delete(spec(o), "serviceAccountName")
+			spec(o)["serviceAccount"] = map[string]any{"name": dnsSubdomain(254, 'a')}
+		}},
+		{"serviceAccount annotation under the controller's prefix", "spec.serviceAccount.metadata.annotations", func(o map[string]any) {
+			delete(spec(o), "serviceAccountName")
+			spec(o)["serviceAccount"] = map[string]any{"metadata": map[string]any{"annotations": map[string]any{"app.deployobject.dev/owned-metadata": "a:x"}}}
+		}},
+		{"serviceAccount label value too long", "spec.serviceAccount.metadata.labels", func(o map[string]any) {
+			delete(spec(o), "serviceAccountName")
+			spec(o)["serviceAccount"] = map[string]any{"metadata": map[string]any{"labels": map[string]any{"team": strings.Repeat("x", 64)}}}
+		}},
 		// The Pod API turns a negative grace period into 1 second rather
 		// than refusing it.
 		{"terminationGracePeriodSeconds negative", "spec.terminationGracePeriodSeconds", setSpec("terminationGracePeriodSeconds", int64(-1))},

@@ -56,6 +56,12 @@ func TestEdgeCasesAreAccepted(t *testing.T) {
 					t.Errorf("admitted, but its Ingress is refused: %v", err)
 				}
 			}
+			if sa := children.DesiredServiceAccount(&dobj); sa != nil {
+				sa.Namespace = ns
+				if _, err := env.kube.CoreV1().ServiceAccounts(ns).Create(ctx, sa, opts); err != nil {
+					t.Errorf("admitted, but its ServiceAccount is refused: %v", err)
+				}
+			}
 			if policy := children.DesiredNetworkPolicy(&dobj); policy != nil {
 				policy.Namespace = ns
 				if _, err := env.kube.NetworkingV1().NetworkPolicies(ns).Create(ctx, policy, opts); err != nil {

@@ -122,7 +122,7 @@ func podSurfaceObjects(t *testing.T, ns string) string {
 func allWrites(t *testing.T, ns string, since time.Time) map[string]int {
 	t.Helper()
 	n := map[string]int{}
-	for _, resource := range []string{"deployments", "services", "poddisruptionbudgets", "horizontalpodautoscalers", "ingresses", "networkpolicies", "httproutes", "grpcroutes", "deployobjects"} {
+	for _, resource := range []string{"deployments", "services", "serviceaccounts", "poddisruptionbudgets", "horizontalpodautoscalers", "ingresses", "networkpolicies", "httproutes", "grpcroutes", "deployobjects"} {
 		for name, c := range controllerWrites(t, ns, resource, "write", since) {
 			n[resource+"/"+name] += c
 		}
@@ -131,7 +131,7 @@ func allWrites(t *testing.T, ns string, since time.Time) map[string]int {
 }
 
 // TestPodSurface: a DeployObject that sets every field of the pod surface
-// becomes Ready; against the real API server's defaulting the controller
+// becomes Ready, and so does one with a ServiceAccount of its own; against the real API server's defaulting the controller
 // then makes no write across resyncs and across a restart; and removing
 // each optional field from the spec removes it from the Deployment, while
 // what others added stays.
@@ -147,7 +147,16 @@ func TestPodSurface(t *testing.T) {
 	defer func() { _ = p.stop(syscall.SIGKILL, 5*time.Second) }()
 
 	create(t, newDO(ns, "full", fullSpec(pc)))
+	// A ServiceAccount of its own, which another writer annotates.
+	create(t, newDO(ns, "identity", func(d *appv1.DeployObject) {
+		d.Spec.ServiceAccount = &appv1.OwnedServiceAccount{Name: "identity-runtime", Metadata: &appv1.ChildMetadata{
+			Labels:      map[string]string{"azure.workload.identity/use": "true"},
+			Annotations: map[string]string{"azure.workload.identity/client-id": "00000000-0000-0000-0000-000000000000"},
+		}}
+	}))
 	waitReady(t, ns, "full")
+	waitReady(t, ns, "identity")
+	kubectlPatch(t, ns, "serviceaccount/identity-runtime", `[{"op":"add","path":"/metadata/annotations/audit","value":"done"}]`)
 	expectQuiet(t, p, ns, 10*time.Second, true) // two resyncs, and the Deployment's last status changes
 
 	if err := p.stop(syscall.SIGTERM, 30*time.Second); err != nil {

@@ -64,6 +64,8 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &appv1.NetworkPeerApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("NetworkPolicy"):
 		return &appv1.NetworkPolicyApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("OwnedServiceAccount"):
+		return &appv1.OwnedServiceAccountApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("PodMetadata"):
 		return &appv1.PodMetadataApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("PodSpec"):

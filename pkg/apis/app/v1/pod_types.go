@@ -88,6 +88,7 @@ type ContainerSpec struct {
 // +kubebuilder:validation:XValidation:rule="!has(self.sidecars) || self.sidecars.all(c, c.name != 'app')",message="a sidecar may not be named app: that is the main container",fieldPath=".sidecars"
 // +kubebuilder:validation:XValidation:rule="!has(self.initContainers) || self.initContainers.all(c, c.name != 'app')",message="an init container may not be named app: that is the main container",fieldPath=".initContainers"
 // +kubebuilder:validation:XValidation:rule="!has(self.sidecars) || !has(self.initContainers) || self.sidecars.all(s, self.initContainers.all(i, i.name != s.name))",message="sidecars and init containers share one namespace of names: each name may be used once",fieldPath=".sidecars"
+// +kubebuilder:validation:XValidation:rule="!has(self.serviceAccount) || !has(self.serviceAccountName)",message="serviceAccount (one the DeployObject owns) and serviceAccountName (one that exists already) are exclusive",fieldPath=".serviceAccount"
 type PodSpec struct {
 	// volumes are the pod's volumes. Only configMap, secret, emptyDir,
 	// persistentVolumeClaim, projected and downwardAPI sources are
@@ -105,6 +106,15 @@ type PodSpec struct {
 	// +kubebuilder:validation:MaxLength=253
 	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
 	ServiceAccountName string `json:"serviceAccountName,omitempty"`
+
+	// serviceAccount asks for a ServiceAccount of the DeployObject's own
+	// for the pods to run as, with the annotations workload identity reads
+	// (AWS IRSA, GKE Workload Identity, Azure Workload Identity). Exclusive
+	// with serviceAccountName, which names one that exists already. When
+	// it is renamed or removed, the old ServiceAccount is deleted once no
+	// pod runs as it any more: a pod's tokens die with its ServiceAccount.
+	// +optional
+	ServiceAccount *OwnedServiceAccount `json:"serviceAccount,omitempty"`
 
 	// automountServiceAccountToken, when false, keeps the ServiceAccount's
 	// API token out of the pods.
@@ -355,4 +365,27 @@ type Volume struct {
 	// downwardAPI exposes the pod's own fields as files.
 	// +optional
 	DownwardAPI *corev1.DownwardAPIVolumeSource `json:"downwardAPI,omitempty"`
+}
+
+// OwnedServiceAccount is a ServiceAccount the controller keeps for the
+// DeployObject's pods. The controller owns its labels and the labels and
+// annotations listed in metadata; everything else on it (others'
+// annotations, secrets, imagePullSecrets, automountServiceAccountToken) is
+// left as others set it.
+type OwnedServiceAccount struct {
+	// name is the ServiceAccount's name, the DeployObject's when unset: a
+	// DNS subdomain, not "default" (the namespace's own, which
+	// Kubernetes keeps). A ServiceAccount of that name that the
+	// DeployObject does not own is never taken over: Ready says so.
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
+	// +kubebuilder:validation:XValidation:rule="self != 'default'",message="the default ServiceAccount is the namespace's own: name another, or use serviceAccountName: default"
+	Name string `json:"name,omitempty"`
+
+	// metadata are labels and annotations for the ServiceAccount, such as
+	// eks.amazonaws.com/role-arn or iam.gke.io/gcp-service-account; see
+	// ChildMetadata for who owns which key.
+	// +optional
+	Metadata *ChildMetadata `json:"metadata,omitempty"`
 }

@@ -329,6 +329,14 @@ func (b *DeployObjectSpecApplyConfiguration) WithServiceAccountName(value string
 	return b
 }
 
+// WithServiceAccount sets the ServiceAccount field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the ServiceAccount field is set to the value of the last call.
+func (b *DeployObjectSpecApplyConfiguration) WithServiceAccount(value *OwnedServiceAccountApplyConfiguration) *DeployObjectSpecApplyConfiguration {
+	b.PodSpecApplyConfiguration.ServiceAccount = value
+	return b
+}
+
 // WithAutomountServiceAccountToken sets the AutomountServiceAccountToken field in the declarative configuration to the given value
 // and returns the receiver, so that objects can be built by chaining "With" function invocations.
 // If called multiple times, the AutomountServiceAccountToken field is set to the value of the last call.

@@ -35,6 +35,13 @@ type PodSpecApplyConfiguration struct {
 	// serviceAccountName is the ServiceAccount the pods run as; "default"
 	// when unset.
 	ServiceAccountName *string `json:"serviceAccountName,omitempty"`
+	// serviceAccount asks for a ServiceAccount of the DeployObject's own
+	// for the pods to run as, with the annotations workload identity reads
+	// (AWS IRSA, GKE Workload Identity, Azure Workload Identity). Exclusive
+	// with serviceAccountName, which names one that exists already. When
+	// it is renamed or removed, the old ServiceAccount is deleted once no
+	// pod runs as it any more: a pod's tokens die with its ServiceAccount.
+	ServiceAccount *OwnedServiceAccountApplyConfiguration `json:"serviceAccount,omitempty"`
 	// automountServiceAccountToken, when false, keeps the ServiceAccount's
 	// API token out of the pods.
 	AutomountServiceAccountToken *bool `json:"automountServiceAccountToken,omitempty"`
@@ -138,6 +145,14 @@ func (b *PodSpecApplyConfiguration) WithVolumes(values ...*VolumeApplyConfigurat
 // If called multiple times, the ServiceAccountName field is set to the value of the last call.
 func (b *PodSpecApplyConfiguration) WithServiceAccountName(value string) *PodSpecApplyConfiguration {
 	b.ServiceAccountName = &value
+	return b
+}
+
+// WithServiceAccount sets the ServiceAccount field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the ServiceAccount field is set to the value of the last call.
+func (b *PodSpecApplyConfiguration) WithServiceAccount(value *OwnedServiceAccountApplyConfiguration) *PodSpecApplyConfiguration {
+	b.ServiceAccount = value
 	return b
 }
 
