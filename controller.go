@@ -43,9 +43,9 @@ import (
 const queueName = "deployobject"
 
 // Controller keeps, for every DeployObject, a Deployment, and a Service,
-// PodDisruptionBudget, HorizontalPodAutoscaler, NetworkPolicy and Ingress,
-// HTTPRoute or GRPCRoute when it asks for them, that match it, and reports their state in the
-// DeployObject's status.
+// ServiceAccount, PodDisruptionBudget, HorizontalPodAutoscaler,
+// NetworkPolicy and Ingress, HTTPRoute or GRPCRoute when it asks for them,
+// that match it, and reports their state in the DeployObject's status.
 type Controller struct {
 	kubeClient kubernetes.Interface
 	client     clientset.Interface

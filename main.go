@@ -1,7 +1,8 @@
 // Command deployobject-controller keeps, for every DeployObject
 // (app.deployobject.dev/v1), a Deployment and, when the DeployObject asks
-// for them, a Service, PodDisruptionBudget, HorizontalPodAutoscaler,
-// NetworkPolicy and Ingress, HTTPRoute or GRPCRoute in line with it, and
+// for them, a Service, ServiceAccount, PodDisruptionBudget,
+// HorizontalPodAutoscaler, NetworkPolicy and Ingress, HTTPRoute or GRPCRoute
+// in line with it, and
 // reports their state in the DeployObject's status.
 //
 // main.go wires the process (flags, clients, informers, leader election,

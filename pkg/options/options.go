@@ -161,9 +161,9 @@ func Parse(args []string) (*Options, []FlagSection, error) {
 // PrintUsage prints --help as Kubernetes components print theirs.
 func PrintUsage(w io.Writer, sections []FlagSection) {
 	fmt.Fprintf(w, "The DeployObject controller keeps, for every DeployObject (app.deployobject.dev/v1),\n"+
-		"a Deployment and, when the DeployObject asks for them, a Service, PodDisruptionBudget,\n"+
-		"HorizontalPodAutoscaler, NetworkPolicy and Ingress, HTTPRoute or GRPCRoute in line\n"+
-		"with it, and reports their state in its status.\n"+
+		"a Deployment and, when the DeployObject asks for them, a Service, ServiceAccount,\n"+
+		"PodDisruptionBudget, HorizontalPodAutoscaler, NetworkPolicy and Ingress, HTTPRoute or\n"+
+		"GRPCRoute in line with it, and reports their state in its status.\n"+
 		"It finds its cluster as controller-runtime does: --kubeconfig, $KUBECONFIG, the\n"+
 		"in-cluster configuration in a pod, ~/.kube/config.\n\n"+
 		"Usage:\n  %s [flags]\n", children.ControllerName)

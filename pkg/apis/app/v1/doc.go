@@ -1,7 +1,7 @@
 // Package v1 is version v1 of the app.deployobject.dev API: the DeployObject
 // resource, from which the controller derives a Deployment and, on request,
-// a Service, PodDisruptionBudget, HorizontalPodAutoscaler and Ingress or
-// HTTPRoute.
+// a Service, ServiceAccount, PodDisruptionBudget, HorizontalPodAutoscaler,
+// NetworkPolicy and Ingress, HTTPRoute or GRPCRoute.
 //
 // +k8s:deepcopy-gen=package
 // +groupName=app.deployobject.dev

@@ -29,9 +29,9 @@ import (
 //
 // DeployObject declares one application: the controller keeps a Deployment
 // of the same name matching it and, when the spec asks for them, a Service
-// (ports), a PodDisruptionBudget (disruptionBudget), a
-// HorizontalPodAutoscaler (autoscaling), an Ingress, HTTPRoute or
-// GRPCRoute (route) and a NetworkPolicy (networkPolicy).
+// (ports), a ServiceAccount (serviceAccount), a PodDisruptionBudget
+// (disruptionBudget), a HorizontalPodAutoscaler (autoscaling), an Ingress,
+// HTTPRoute or GRPCRoute (route) and a NetworkPolicy (networkPolicy).
 type DeployObjectApplyConfiguration struct {
 	metav1.TypeMetaApplyConfiguration    `json:",inline"`
 	*metav1.ObjectMetaApplyConfiguration `json:"metadata,omitempty"`
