@@ -54,6 +54,30 @@ func TestDesiredHPA(t *testing.T) {
 	}
 }
 
+// The hashes the controller stamps on the HorizontalPodAutoscalers of
+// today's objects: a change that moves them makes every autoscaler be
+// written on upgrade.
+func TestDesiredHPAWithoutMetricsIsUnchanged(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		spec func(*appv1.DeployObject)
+		want string
+	}{
+		{"CPU", func(*appv1.DeployObject) {}, "e59704d95fb445c4"},
+		{"CPU, memory and a behavior", func(d *appv1.DeployObject) {
+			d.Spec.Autoscaling.TargetMemoryUtilizationPercentage = ptr.To[int32](80)
+			d.Spec.Autoscaling.Behavior = &autoscalingv2.HorizontalPodAutoscalerBehavior{ScaleDown: &autoscalingv2.HPAScalingRules{StabilizationWindowSeconds: ptr.To[int32](60)}}
+		}, "2b840349bb527000"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := testobjects.MustDesiredHPA(testobjects.NewDeployObject(testobjects.WithAutoscaling, tc.spec))
+			if got := h.Annotations[appv1.AnnotationAutoscalerHash]; got != tc.want {
+				t.Errorf("hash %s, was %s: every HorizontalPodAutoscaler would be written on upgrade", got, tc.want)
+			}
+		})
+	}
+}
+
 func TestHPAInSync(t *testing.T) {
 	withBehavior := func(d *appv1.DeployObject) {
 		d.Spec.Autoscaling.Behavior = &autoscalingv2.HorizontalPodAutoscalerBehavior{ScaleUp: &autoscalingv2.HPAScalingRules{StabilizationWindowSeconds: ptr.To[int32](30)}}
