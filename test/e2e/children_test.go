@@ -42,6 +42,30 @@ func startChildrenController(t *testing.T, ns string) *controllerProcess {
 	return p
 }
 
+// restartChildrenControllerQuietly stops p, the controller of
+// startChildrenController for ns, starts another in its place, and fails
+// unless that one writes nothing over window while it reconciles at least
+// twice: a restart finds everything in line from its initial lists.
+func restartChildrenControllerQuietly(t *testing.T, p *controllerProcess, ns string, window time.Duration) {
+	t.Helper()
+	if err := p.stop(syscall.SIGTERM, 30*time.Second); err != nil {
+		t.Fatalf("stopping: %v", err)
+	}
+	restarted := time.Now()
+	p, err := startController("children-2", "--namespace="+ns, "--resync-period="+childrenResync.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = p.stop(syscall.SIGKILL, 5*time.Second) })
+	time.Sleep(window)
+	if w := allWrites(t, ns, restarted); len(w) != 0 {
+		t.Errorf("writes after a restart: %v", w)
+	}
+	if n, err := p.metric("deployobject_reconcile_total"); err != nil || n < 2 {
+		t.Errorf("the restarted controller reconciled %v times (err %v): the window without writes shows nothing", n, err)
+	}
+}
+
 // waitChildCondition waits until the DeployObject's condition of type condType has
 // status and reason, and returns it.
 func waitChildCondition(t *testing.T, ns, name, condType string, status metav1.ConditionStatus, reason string) metav1.Condition {
@@ -366,22 +390,7 @@ func TestAutoscalingMetrics(t *testing.T) {
 		t.Fatalf("%v: %s", err, out)
 	}
 	expectQuiet(t, p, ns, 3*childrenResync, true)
-	if err := p.stop(syscall.SIGTERM, 30*time.Second); err != nil {
-		t.Fatalf("stopping: %v", err)
-	}
-	restarted := time.Now()
-	p, err := startController("children-2", "--namespace="+ns, "--resync-period="+childrenResync.String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = p.stop(syscall.SIGKILL, 5*time.Second) })
-	time.Sleep(2 * childrenResync)
-	if w := allWrites(t, ns, restarted); len(w) != 0 {
-		t.Errorf("writes after a restart: %v", w)
-	}
-	if n, err := p.metric("deployobject_reconcile_total"); err != nil || n < 2 {
-		t.Errorf("the restarted controller reconciled %v times (err %v): the window without writes shows nothing", n, err)
-	}
+	restartChildrenControllerQuietly(t, p, ns, 2*childrenResync)
 
 	// Back to CPU alone: the autoscaler is the one an object that never had
 	// metrics gets, hash included.
