@@ -8,7 +8,10 @@
 //
 //   - It bounds every string, list and map that has no bound yet. The API
 //     server needs bounds to estimate the cost of CEL rules, and an
-//     unbounded field lets one object grow until etcd refuses it.
+//     unbounded field lets one object grow until etcd refuses it. The
+//     quantities of the autoscaler's metric targets, the project's own
+//     types, are bounded here too: controller-gen takes no MaxLength
+//     marker on a resource.Quantity.
 //   - It lists the Pod API's volume sources that a DeployObject refuses as
 //     properties of a volume, each with a rule saying why. Undeclared, they
 //     would be pruned silently and the pod would run without the volume the
@@ -43,6 +46,7 @@ const (
 	nameMaxLength        = 253
 	defaultMaxItems      = 64
 	defaultMaxProperties = 64
+	quantityMaxLength    = 64
 )
 
 func main() {
@@ -74,6 +78,7 @@ func run(path string) error {
 		walk(&spec, "", bound)
 		walk(&spec, "", podAPIRules)
 		walk(&spec, "", scalingRuleBounds)
+		walk(&spec, "", metricTargetBounds)
 		volumes, ok := spec.Properties["volumes"]
 		if !ok || volumes.Items == nil || volumes.Items.Schema == nil {
 			return fmt.Errorf("%s: spec.volumes is not a list", path)
@@ -255,6 +260,24 @@ func scalingRuleBounds(s *apiextensionsv1.JSONSchemaProps, name string) {
 		setMinimum(s, "value", 1)
 		setMinimum(s, "periodSeconds", 1)
 		setMaximum(s, "periodSeconds", 1800)
+	}
+}
+
+// metricTargetBounds bounds the quantities of the targets of
+// spec.autoscaling.metrics (value, averageValue), which controller-gen
+// takes no MaxLength marker for: their CEL rules parse the quantity, whose
+// cost grows with its length, and unbounded they would exceed the cost
+// budget.
+func metricTargetBounds(s *apiextensionsv1.JSONSchemaProps, name string) {
+	if name != "target" {
+		return
+	}
+	for _, q := range []string{"value", "averageValue"} {
+		if p, ok := s.Properties[q]; ok && p.XIntOrString && p.MaxLength == nil {
+			n := int64(quantityMaxLength)
+			p.MaxLength = &n
+			s.Properties[q] = p
+		}
 	}
 }
 

@@ -64,6 +64,9 @@ func DesiredHPA(dobj *appv1.DeployObject) (*autoscalingv2.HorizontalPodAutoscale
 			},
 		})
 	}
+	for i := range a.Metrics {
+		metrics = append(metrics, metricSpec(&a.Metrics[i]))
+	}
 	h := &autoscalingv2.HorizontalPodAutoscaler{
 		ObjectMeta: childMeta(dobj),
 		Spec: autoscalingv2.HorizontalPodAutoscalerSpec{
@@ -84,6 +87,52 @@ func DesiredHPA(dobj *appv1.DeployObject) (*autoscalingv2.HorizontalPodAutoscale
 	}
 	h.Annotations = map[string]string{appv1.AnnotationAutoscalerHash: hash}
 	return h, nil
+}
+
+// metricSpec is m as the HorizontalPodAutoscaler's metric, a copy. The API
+// server defaults nothing inside a metric (autoscaling/v2's
+// SetDefaults_HorizontalPodAutoscaler fills metrics only when there are
+// none, and the behavior), so the live metric is the desired one, with its
+// quantities perhaps in another form, which Covers compares by value.
+func metricSpec(m *appv1.MetricSpec) autoscalingv2.MetricSpec {
+	out := autoscalingv2.MetricSpec{Type: autoscalingv2.MetricSourceType(m.Type)}
+	switch {
+	case m.Resource != nil:
+		out.Resource = &autoscalingv2.ResourceMetricSource{Name: corev1.ResourceName(m.Resource.Name), Target: metricTarget(m.Resource.Target)}
+	case m.ContainerResource != nil:
+		out.ContainerResource = &autoscalingv2.ContainerResourceMetricSource{
+			Name:      corev1.ResourceName(m.ContainerResource.Name),
+			Container: m.ContainerResource.Container,
+			Target:    metricTarget(m.ContainerResource.Target),
+		}
+	case m.Pods != nil:
+		out.Pods = &autoscalingv2.PodsMetricSource{Metric: metricIdentifier(m.Pods.Metric), Target: metricTarget(m.Pods.Target)}
+	case m.Object != nil:
+		ref := m.Object.DescribedObject
+		out.Object = &autoscalingv2.ObjectMetricSource{
+			DescribedObject: autoscalingv2.CrossVersionObjectReference{APIVersion: ref.APIVersion, Kind: ref.Kind, Name: ref.Name},
+			Metric:          metricIdentifier(m.Object.Metric),
+			Target:          metricTarget(m.Object.Target),
+		}
+	case m.External != nil:
+		out.External = &autoscalingv2.ExternalMetricSource{Metric: metricIdentifier(m.External.Metric), Target: metricTarget(m.External.Target)}
+	}
+	return out
+}
+
+func metricIdentifier(id appv1.MetricIdentifier) autoscalingv2.MetricIdentifier {
+	return autoscalingv2.MetricIdentifier{Name: id.Name, Selector: labelSelector(id.Selector)}
+}
+
+func metricTarget(t appv1.MetricTarget) autoscalingv2.MetricTarget {
+	out := autoscalingv2.MetricTarget{Type: autoscalingv2.MetricTargetType(t.Type), AverageUtilization: copyPtr(t.AverageUtilization)}
+	if t.Value != nil {
+		out.Value = ptr.To(t.Value.DeepCopy())
+	}
+	if t.AverageValue != nil {
+		out.AverageValue = ptr.To(t.AverageValue.DeepCopy())
+	}
+	return out
 }
 
 // HPAInSync reports whether live is in line with desired: it was last

@@ -6,6 +6,8 @@ import (
 
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
@@ -54,9 +56,167 @@ func TestDesiredHPA(t *testing.T) {
 	}
 }
 
+// The hashes the controller stamps on the HorizontalPodAutoscalers of
+// today's objects: a change that moves them makes every autoscaler be
+// written on upgrade.
+func TestDesiredHPAWithoutMetricsIsUnchanged(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		spec func(*appv1.DeployObject)
+		want string
+	}{
+		{"CPU", func(*appv1.DeployObject) {}, "e59704d95fb445c4"},
+		{"CPU, memory and a behavior", func(d *appv1.DeployObject) {
+			d.Spec.Autoscaling.TargetMemoryUtilizationPercentage = ptr.To[int32](80)
+			d.Spec.Autoscaling.Behavior = &autoscalingv2.HorizontalPodAutoscalerBehavior{ScaleDown: &autoscalingv2.HPAScalingRules{StabilizationWindowSeconds: ptr.To[int32](60)}}
+		}, "2b840349bb527000"},
+		// An empty metrics list, as `metrics: []` decodes, is no metric.
+		{"CPU with an empty metrics list", func(d *appv1.DeployObject) { d.Spec.Autoscaling.Metrics = []appv1.MetricSpec{} }, "e59704d95fb445c4"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := testobjects.MustDesiredHPA(testobjects.NewDeployObject(testobjects.WithAutoscaling, tc.spec))
+			if got := h.Annotations[appv1.AnnotationAutoscalerHash]; got != tc.want {
+				t.Errorf("hash %s, was %s: every HorizontalPodAutoscaler would be written on upgrade", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestDesiredHPAMetrics(t *testing.T) {
+	queue := &appv1.LabelSelector{MatchLabels: map[string]string{"queue": "orders"}, MatchExpressions: []appv1.LabelSelectorRequirement{{Key: "vhost", Operator: metav1.LabelSelectorOpExists}}}
+	thirty := resource.MustParse("30")
+	for _, tc := range []struct {
+		name   string
+		metric appv1.MetricSpec
+		want   autoscalingv2.MetricSpec
+	}{
+		{"Resource at an average value",
+			appv1.MetricSpec{Type: appv1.ResourceMetricSourceType, Resource: &appv1.ResourceMetricSource{Name: "memory",
+				Target: appv1.MetricTarget{Type: appv1.AverageValueMetricType, AverageValue: ptr.To(resource.MustParse("200Mi"))}}},
+			autoscalingv2.MetricSpec{Type: autoscalingv2.ResourceMetricSourceType, Resource: &autoscalingv2.ResourceMetricSource{Name: corev1.ResourceMemory,
+				Target: autoscalingv2.MetricTarget{Type: autoscalingv2.AverageValueMetricType, AverageValue: ptr.To(resource.MustParse("200Mi"))}}}},
+		{"ContainerResource utilization",
+			appv1.MetricSpec{Type: appv1.ContainerResourceMetricSourceType, ContainerResource: &appv1.ContainerResourceMetricSource{Name: "cpu", Container: "app",
+				Target: appv1.MetricTarget{Type: appv1.UtilizationMetricType, AverageUtilization: ptr.To[int32](60)}}},
+			autoscalingv2.MetricSpec{Type: autoscalingv2.ContainerResourceMetricSourceType, ContainerResource: &autoscalingv2.ContainerResourceMetricSource{Name: corev1.ResourceCPU, Container: "app",
+				Target: autoscalingv2.MetricTarget{Type: autoscalingv2.UtilizationMetricType, AverageUtilization: ptr.To[int32](60)}}}},
+		{"Pods",
+			appv1.MetricSpec{Type: appv1.PodsMetricSourceType, Pods: &appv1.PodsMetricSource{Metric: appv1.MetricIdentifier{Name: "http_requests_per_second"},
+				Target: appv1.MetricTarget{Type: appv1.AverageValueMetricType, AverageValue: ptr.To(resource.MustParse("100"))}}},
+			autoscalingv2.MetricSpec{Type: autoscalingv2.PodsMetricSourceType, Pods: &autoscalingv2.PodsMetricSource{Metric: autoscalingv2.MetricIdentifier{Name: "http_requests_per_second"},
+				Target: autoscalingv2.MetricTarget{Type: autoscalingv2.AverageValueMetricType, AverageValue: ptr.To(resource.MustParse("100"))}}}},
+		{"Object in the core group",
+			appv1.MetricSpec{Type: appv1.ObjectMetricSourceType, Object: &appv1.ObjectMetricSource{
+				DescribedObject: appv1.MetricObjectReference{Kind: "Service", Name: "web"},
+				Metric:          appv1.MetricIdentifier{Name: "requests_per_second", Selector: &appv1.LabelSelector{}},
+				Target:          appv1.MetricTarget{Type: appv1.ValueMetricType, Value: ptr.To(resource.MustParse("2k"))}}},
+			autoscalingv2.MetricSpec{Type: autoscalingv2.ObjectMetricSourceType, Object: &autoscalingv2.ObjectMetricSource{
+				DescribedObject: autoscalingv2.CrossVersionObjectReference{Kind: "Service", Name: "web"},
+				Metric:          autoscalingv2.MetricIdentifier{Name: "requests_per_second", Selector: &metav1.LabelSelector{}},
+				Target:          autoscalingv2.MetricTarget{Type: autoscalingv2.ValueMetricType, Value: ptr.To(resource.MustParse("2k"))}}}},
+		{"Object of an Ingress",
+			appv1.MetricSpec{Type: appv1.ObjectMetricSourceType, Object: &appv1.ObjectMetricSource{
+				DescribedObject: appv1.MetricObjectReference{APIVersion: "networking.k8s.io/v1", Kind: "Ingress", Name: "web"},
+				Metric:          appv1.MetricIdentifier{Name: "requests_per_second"},
+				Target:          appv1.MetricTarget{Type: appv1.AverageValueMetricType, AverageValue: ptr.To(resource.MustParse("500m"))}}},
+			autoscalingv2.MetricSpec{Type: autoscalingv2.ObjectMetricSourceType, Object: &autoscalingv2.ObjectMetricSource{
+				DescribedObject: autoscalingv2.CrossVersionObjectReference{APIVersion: "networking.k8s.io/v1", Kind: "Ingress", Name: "web"},
+				Metric:          autoscalingv2.MetricIdentifier{Name: "requests_per_second"},
+				Target:          autoscalingv2.MetricTarget{Type: autoscalingv2.AverageValueMetricType, AverageValue: ptr.To(resource.MustParse("500m"))}}}},
+		{"External queue length",
+			appv1.MetricSpec{Type: appv1.ExternalMetricSourceType, External: &appv1.ExternalMetricSource{Metric: appv1.MetricIdentifier{Name: "queue_messages_ready", Selector: queue},
+				Target: appv1.MetricTarget{Type: appv1.AverageValueMetricType, AverageValue: &thirty}}},
+			autoscalingv2.MetricSpec{Type: autoscalingv2.ExternalMetricSourceType, External: &autoscalingv2.ExternalMetricSource{
+				Metric: autoscalingv2.MetricIdentifier{Name: "queue_messages_ready", Selector: &metav1.LabelSelector{
+					MatchLabels: map[string]string{"queue": "orders"}, MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "vhost", Operator: metav1.LabelSelectorOpExists}}}},
+				Target: autoscalingv2.MetricTarget{Type: autoscalingv2.AverageValueMetricType, AverageValue: ptr.To(resource.MustParse("30"))}}}},
+		{"External value",
+			appv1.MetricSpec{Type: appv1.ExternalMetricSourceType, External: &appv1.ExternalMetricSource{Metric: appv1.MetricIdentifier{Name: "sqs_visible_messages"},
+				Target: appv1.MetricTarget{Type: appv1.ValueMetricType, Value: ptr.To(resource.MustParse("1k"))}}},
+			autoscalingv2.MetricSpec{Type: autoscalingv2.ExternalMetricSourceType, External: &autoscalingv2.ExternalMetricSource{Metric: autoscalingv2.MetricIdentifier{Name: "sqs_visible_messages"},
+				Target: autoscalingv2.MetricTarget{Type: autoscalingv2.ValueMetricType, Value: ptr.To(resource.MustParse("1k"))}}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dobj := testobjects.NewDeployObject(testobjects.WithAutoscaling, func(d *appv1.DeployObject) {
+				d.Spec.Autoscaling.Metrics = []appv1.MetricSpec{tc.metric}
+			})
+			h := testobjects.MustDesiredHPA(dobj)
+			// The CPU shortcut first, then the metrics in list order.
+			if len(h.Spec.Metrics) != 2 || h.Spec.Metrics[0].Resource == nil || h.Spec.Metrics[0].Resource.Name != corev1.ResourceCPU {
+				t.Fatalf("metrics = %+v, want the CPU shortcut and the metric", h.Spec.Metrics)
+			}
+			if got := h.Spec.Metrics[1]; !equality.Semantic.DeepEqual(got, tc.want) {
+				t.Errorf("metric\n got %+v\nwant %+v", got, tc.want)
+			}
+			if h.Annotations[appv1.AnnotationAutoscalerHash] == testobjects.MustDesiredHPA(testobjects.NewDeployObject(testobjects.WithAutoscaling)).Annotations[appv1.AnnotationAutoscalerHash] {
+				t.Error("the hash does not change with a metric")
+			}
+			// A copy: changing the desired HorizontalPodAutoscaler leaves
+			// the DeployObject alone.
+			before := dobj.Spec.Autoscaling.Metrics[0].DeepCopy()
+			for _, q := range []*resource.Quantity{targetOf(h.Spec.Metrics[1]).Value, targetOf(h.Spec.Metrics[1]).AverageValue} {
+				if q != nil {
+					q.Add(resource.MustParse("1"))
+				}
+			}
+			if sel := selectorOf(h.Spec.Metrics[1]); sel != nil && sel.MatchLabels != nil {
+				sel.MatchLabels["queue"] = "changed"
+			}
+			if !equality.Semantic.DeepEqual(*before, dobj.Spec.Autoscaling.Metrics[0]) {
+				t.Error("the desired metric shares memory with the spec")
+			}
+		})
+	}
+
+	// Only metrics, in list order after the shortcuts.
+	onlyMetrics := testobjects.NewDeployObject(testobjects.WithAutoscaling, func(d *appv1.DeployObject) {
+		d.Spec.Autoscaling.TargetCPUUtilizationPercentage = nil
+		d.Spec.Autoscaling.Metrics = []appv1.MetricSpec{
+			{Type: appv1.ExternalMetricSourceType, External: &appv1.ExternalMetricSource{Metric: appv1.MetricIdentifier{Name: "b"}, Target: appv1.MetricTarget{Type: appv1.ValueMetricType, Value: &thirty}}},
+			{Type: appv1.PodsMetricSourceType, Pods: &appv1.PodsMetricSource{Metric: appv1.MetricIdentifier{Name: "a"}, Target: appv1.MetricTarget{Type: appv1.AverageValueMetricType, AverageValue: &thirty}}},
+		}
+	})
+	if m := testobjects.MustDesiredHPA(onlyMetrics).Spec.Metrics; len(m) != 2 || m[0].External == nil || m[1].Pods == nil {
+		t.Errorf("metrics = %+v, want External b then Pods a", m)
+	}
+}
+
+func targetOf(m autoscalingv2.MetricSpec) *autoscalingv2.MetricTarget {
+	switch {
+	case m.Resource != nil:
+		return &m.Resource.Target
+	case m.ContainerResource != nil:
+		return &m.ContainerResource.Target
+	case m.Pods != nil:
+		return &m.Pods.Target
+	case m.Object != nil:
+		return &m.Object.Target
+	default:
+		return &m.External.Target
+	}
+}
+
+func selectorOf(m autoscalingv2.MetricSpec) *metav1.LabelSelector {
+	switch {
+	case m.Pods != nil:
+		return m.Pods.Metric.Selector
+	case m.Object != nil:
+		return m.Object.Metric.Selector
+	case m.External != nil:
+		return m.External.Metric.Selector
+	}
+	return nil
+}
+
 func TestHPAInSync(t *testing.T) {
 	withBehavior := func(d *appv1.DeployObject) {
 		d.Spec.Autoscaling.Behavior = &autoscalingv2.HorizontalPodAutoscalerBehavior{ScaleUp: &autoscalingv2.HPAScalingRules{StabilizationWindowSeconds: ptr.To[int32](30)}}
+	}
+	withQueue := func(d *appv1.DeployObject) {
+		d.Spec.Autoscaling.Metrics = []appv1.MetricSpec{{Type: appv1.ExternalMetricSourceType, External: &appv1.ExternalMetricSource{
+			Metric: appv1.MetricIdentifier{Name: "queue_messages_ready", Selector: &appv1.LabelSelector{MatchLabels: map[string]string{"queue": "orders"}}},
+			Target: appv1.MetricTarget{Type: appv1.AverageValueMetricType, AverageValue: ptr.To(resource.MustParse("0.5"))},
+		}}}
 	}
 	for _, tc := range []struct {
 		name   string
@@ -80,6 +240,18 @@ func TestHPAInSync(t *testing.T) {
 		}},
 		{name: "a behavior added by hand", drift: func(h *autoscalingv2.HorizontalPodAutoscaler) {
 			h.Spec.Behavior = &autoscalingv2.HorizontalPodAutoscalerBehavior{}
+		}},
+		{name: "a metric with its quantity in the server's form", spec: []func(*appv1.DeployObject){withQueue}, drift: func(h *autoscalingv2.HorizontalPodAutoscaler) {
+			h.Spec.Metrics[1].External.Target.AverageValue = ptr.To(resource.MustParse("500m"))
+		}, want: true},
+		{name: "a metric's target edited", spec: []func(*appv1.DeployObject){withQueue}, drift: func(h *autoscalingv2.HorizontalPodAutoscaler) {
+			h.Spec.Metrics[1].External.Target.AverageValue = ptr.To(resource.MustParse("5"))
+		}},
+		{name: "a metric's selector edited", spec: []func(*appv1.DeployObject){withQueue}, drift: func(h *autoscalingv2.HorizontalPodAutoscaler) {
+			h.Spec.Metrics[1].External.Metric.Selector = nil
+		}},
+		{name: "metrics removed from the spec", spec: []func(*appv1.DeployObject){withQueue}, change: func(d *appv1.DeployObject) {
+			d.Spec.Autoscaling.Metrics = nil
 		}},
 		{name: "label removed", drift: func(h *autoscalingv2.HorizontalPodAutoscaler) { delete(h.Labels, children.NameLabel) }},
 		{name: "hash missing", drift: func(h *autoscalingv2.HorizontalPodAutoscaler) { h.Annotations = nil }},

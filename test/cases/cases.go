@@ -329,6 +329,52 @@ func AcceptedTable() []Accepted {
 			delete(spec(o), "serviceAccountName")
 			spec(o)["serviceAccount"] = map[string]any{}
 		}},
+		{"autoscaling on metrics alone, one of each source", setMetrics(
+			map[string]any{"type": "Resource", "resource": map[string]any{"name": "memory", "target": avgValue("200Mi")}},
+			map[string]any{"type": "ContainerResource", "containerResource": map[string]any{"name": "cpu", "container": "proxy", "target": utilization(60)}},
+			map[string]any{"type": "Pods", "pods": map[string]any{"metric": map[string]any{"name": "http_requests_per_second"}, "target": avgValue("100")}},
+			map[string]any{"type": "Object", "object": map[string]any{
+				"describedObject": map[string]any{"apiVersion": "networking.k8s.io/v1", "kind": "Ingress", "name": "web"},
+				"metric":          map[string]any{"name": "requests_per_second"}, "target": value("2k"),
+			}},
+			queueMetric(avgValue(int64(30))),
+		)},
+		{"autoscaling on CPU and a memory Resource metric, a core Object and an External value", setSpec("autoscaling", map[string]any{
+			"maxReplicas": int64(3), "targetCPUUtilizationPercentage": int64(70), "metrics": []any{
+				map[string]any{"type": "Resource", "resource": map[string]any{"name": "memory", "target": utilization(1000)}},
+				map[string]any{"type": "Object", "object": map[string]any{
+					"describedObject": map[string]any{"kind": "Service", "name": "web"},
+					"metric":          map[string]any{"name": "requests_per_second", "selector": map[string]any{}}, "target": avgValue("1m"),
+				}},
+				map[string]any{"type": "External", "external": map[string]any{"metric": map[string]any{"name": "sqs_visible_messages"}, "target": value("1")}},
+			},
+		})},
+		// The HorizontalPodAutoscaler API refuses only '.' and '..', '/'
+		// and '%' in metric and object names.
+		{"autoscaling metrics at the edges: eight, names of 253 characters, every selector operator", setMetrics(append(repeat(6, func(i int) any {
+			return map[string]any{"type": "External", "external": map[string]any{
+				"metric": map[string]any{"name": fmt.Sprintf("m%d.", i) + strings.Repeat("x", 250), "selector": map[string]any{
+					"matchLabels": map[string]any{"queue": "orders"},
+					"matchExpressions": []any{
+						map[string]any{"key": "a", "operator": "In", "values": []any{"1"}},
+						map[string]any{"key": "b", "operator": "NotIn", "values": []any{"2"}},
+						map[string]any{"key": "c", "operator": "Exists"},
+						map[string]any{"key": "d", "operator": "DoesNotExist"},
+					},
+				}},
+				"target": avgValue("0.001"),
+			}}
+		}),
+			map[string]any{"type": "ContainerResource", "containerResource": map[string]any{"name": "cpu", "container": "app", "target": utilization(1)}},
+			map[string]any{"type": "Object", "object": map[string]any{
+				"describedObject": map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "name": "..." + strings.Repeat("x", 250)},
+				"metric":          map[string]any{"name": "..."}, "target": value("1e3"),
+			}},
+		)...)},
+		{"autoscaling ContainerResource utilization of app with a memory limit only", func(o map[string]any) {
+			delete(resources(o, "requests"), "memory")
+			setMetrics(map[string]any{"type": "ContainerResource", "containerResource": map[string]any{"name": "memory", "container": "app", "target": utilization(80)}})(o)
+		}},
 		{"route as an Ingress with TLS and a wildcard", setSpec("route", map[string]any{
 			"port": "http", "hostnames": []any{"shop.example.com", "*.shop.example.com"}, "path": "/api/v1.2/~user_(x)",
 			"ingressClassName": "nginx", "tlsSecretName": "shop-tls",
@@ -860,6 +906,95 @@ func InvalidTable() []Invalid {
 			"maxReplicas": int64(3), "targetCPUUtilizationPercentage": int64(70),
 			"behavior": map[string]any{"scaleDown": map[string]any{"policies": []any{map[string]any{"type": "Percent", "value": int64(10), "periodSeconds": int64(0)}}}},
 		})},
+		{"autoscaling metrics empty without a shortcut", "spec.autoscaling", setMetrics()},
+		{"autoscaling metrics too many", "spec.autoscaling.metrics", setMetrics(repeat(9, func(i int) any {
+			return map[string]any{"type": "External", "external": map[string]any{"metric": map[string]any{"name": fmt.Sprintf("m%d", i)}, "target": value("1")}}
+		})...)},
+		{"autoscaling metric type unknown", "spec.autoscaling.metrics[0].type", setMetrics(map[string]any{"type": "Custom", "external": map[string]any{"metric": map[string]any{"name": "m"}, "target": value("1")}})},
+		{"autoscaling metric type missing", "spec.autoscaling.metrics[0].type", setMetrics(map[string]any{"external": map[string]any{"metric": map[string]any{"name": "m"}, "target": value("1")}})},
+		{"autoscaling metric without its source", "spec.autoscaling.metrics[0]", setMetrics(map[string]any{"type": "Pods"})},
+		{"autoscaling metric with another type's source", "spec.autoscaling.metrics[0]", setMetrics(map[string]any{"type": "Pods", "external": map[string]any{"metric": map[string]any{"name": "m"}, "target": value("1")}})},
+		{"autoscaling metric with two sources", "spec.autoscaling.metrics[0]", setMetrics(map[string]any{"type": "External",
+			"external": map[string]any{"metric": map[string]any{"name": "m"}, "target": value("1")},
+			"pods":     map[string]any{"metric": map[string]any{"name": "m"}, "target": avgValue("1")},
+		})},
+		{"autoscaling target type unknown", "spec.autoscaling.metrics[0].external.target.type", setMetrics(queueMetric(map[string]any{"type": "Total", "value": "1"}))},
+		{"autoscaling target type without its field", "spec.autoscaling.metrics[0].external.target", setMetrics(queueMetric(map[string]any{"type": "AverageValue", "value": "1"}))},
+		{"autoscaling target with two fields", "spec.autoscaling.metrics[0].external.target", setMetrics(queueMetric(map[string]any{"type": "Value", "value": "1", "averageValue": "1"}))},
+		{"autoscaling Utilization of an External metric", "spec.autoscaling.metrics[0].external.target.type", setMetrics(queueMetric(utilization(50)))},
+		{"autoscaling Utilization of an Object metric", "spec.autoscaling.metrics[0].object.target.type", setMetrics(map[string]any{"type": "Object", "object": map[string]any{
+			"describedObject": map[string]any{"kind": "Service", "name": "web"}, "metric": map[string]any{"name": "m"}, "target": utilization(50),
+		}})},
+		{"autoscaling Value of a Pods metric", "spec.autoscaling.metrics[0].pods.target.type", setMetrics(map[string]any{"type": "Pods", "pods": map[string]any{"metric": map[string]any{"name": "m"}, "target": value("1")}})},
+		{"autoscaling Value of a Resource metric", "spec.autoscaling.metrics[0].resource.target.type", setMetrics(map[string]any{"type": "Resource", "resource": map[string]any{"name": "memory", "target": value("1Gi")}})},
+		{"autoscaling Value of a ContainerResource metric", "spec.autoscaling.metrics[0].containerResource.target.type", setMetrics(map[string]any{"type": "ContainerResource", "containerResource": map[string]any{"name": "memory", "container": "app", "target": value("1Gi")}})},
+		{"autoscaling target value zero", "spec.autoscaling.metrics[0].external.target.value", setMetrics(queueMetric(value("0")))},
+		{"autoscaling target value zero as a number", "spec.autoscaling.metrics[0].external.target.value", setMetrics(queueMetric(value(int64(0))))},
+		{"autoscaling target averageValue negative", "spec.autoscaling.metrics[0].external.target.averageValue", setMetrics(queueMetric(avgValue("-1")))},
+		{"autoscaling target averageValue 0m", "spec.autoscaling.metrics[0].external.target.averageValue", setMetrics(queueMetric(avgValue("0m")))},
+		{"autoscaling target averageValue not a quantity", "spec.autoscaling.metrics[0].external.target.averageValue", setMetrics(queueMetric(avgValue("thirty")))},
+		{"autoscaling target averageValue too long", "spec.autoscaling.metrics[0].external.target.averageValue", setMetrics(queueMetric(avgValue("1" + strings.Repeat("0", 64))))},
+		{"autoscaling target averageUtilization zero", "spec.autoscaling.metrics[0].resource.target.averageUtilization", setMetrics(map[string]any{"type": "Resource", "resource": map[string]any{"name": "memory", "target": utilization(0)}})},
+		{"autoscaling target averageUtilization too high", "spec.autoscaling.metrics[0].resource.target.averageUtilization", setMetrics(map[string]any{"type": "Resource", "resource": map[string]any{"name": "memory", "target": utilization(1001)}})},
+		{"autoscaling metric name missing", "spec.autoscaling.metrics[0].pods.metric.name", setMetrics(map[string]any{"type": "Pods", "pods": map[string]any{"metric": map[string]any{}, "target": avgValue("1")}})},
+		{"autoscaling metric name empty", "spec.autoscaling.metrics[0].pods.metric.name", setMetrics(map[string]any{"type": "Pods", "pods": map[string]any{"metric": map[string]any{"name": ""}, "target": avgValue("1")}})},
+		{"autoscaling metric name '.'", "spec.autoscaling.metrics[0].external.metric.name", setMetrics(map[string]any{"type": "External", "external": map[string]any{"metric": map[string]any{"name": "."}, "target": value("1")}})},
+		{"autoscaling metric name '..'", "spec.autoscaling.metrics[0].external.metric.name", setMetrics(map[string]any{"type": "External", "external": map[string]any{"metric": map[string]any{"name": ".."}, "target": value("1")}})},
+		{"autoscaling metric name with a slash", "spec.autoscaling.metrics[0].external.metric.name", setMetrics(map[string]any{"type": "External", "external": map[string]any{"metric": map[string]any{"name": "queue/ready"}, "target": value("1")}})},
+		{"autoscaling metric name with a percent sign", "spec.autoscaling.metrics[0].external.metric.name", setMetrics(map[string]any{"type": "External", "external": map[string]any{"metric": map[string]any{"name": "cpu%"}, "target": value("1")}})},
+		{"autoscaling metric name too long", "spec.autoscaling.metrics[0].external.metric.name", setMetrics(map[string]any{"type": "External", "external": map[string]any{"metric": map[string]any{"name": strings.Repeat("m", 254)}, "target": value("1")}})},
+		{"autoscaling metric selector label key with a space", "spec.autoscaling.metrics[0].external.metric.selector.matchLabels", setMetrics(map[string]any{"type": "External", "external": map[string]any{
+			"metric": map[string]any{"name": "m", "selector": map[string]any{"matchLabels": map[string]any{"a b": "x"}}}, "target": value("1"),
+		}})},
+		{"autoscaling metric selector In without values", "spec.autoscaling.metrics[0].pods.metric.selector.matchExpressions[0].values", setMetrics(map[string]any{"type": "Pods", "pods": map[string]any{
+			"metric": map[string]any{"name": "m", "selector": map[string]any{"matchExpressions": []any{map[string]any{"key": "a", "operator": "In"}}}}, "target": avgValue("1"),
+		}})},
+		{"autoscaling Object without describedObject", "spec.autoscaling.metrics[0].object.describedObject", setMetrics(map[string]any{"type": "Object", "object": map[string]any{
+			"metric": map[string]any{"name": "m"}, "target": value("1"),
+		}})},
+		{"autoscaling Object describedObject without kind", "spec.autoscaling.metrics[0].object.describedObject.kind", setMetrics(objectMetric(map[string]any{"name": "web"}))},
+		{"autoscaling Object describedObject without name", "spec.autoscaling.metrics[0].object.describedObject.name", setMetrics(objectMetric(map[string]any{"kind": "Service"}))},
+		{"autoscaling Object describedObject kind with a slash", "spec.autoscaling.metrics[0].object.describedObject.kind", setMetrics(objectMetric(map[string]any{"kind": "apps/Deployment", "name": "web"}))},
+		{"autoscaling Object describedObject name '..'", "spec.autoscaling.metrics[0].object.describedObject.name", setMetrics(objectMetric(map[string]any{"kind": "Service", "name": ".."}))},
+		{"autoscaling Object describedObject name with a percent sign", "spec.autoscaling.metrics[0].object.describedObject.name", setMetrics(objectMetric(map[string]any{"kind": "Service", "name": "web%2F"}))},
+		{"autoscaling Object describedObject apiVersion with two slashes", "spec.autoscaling.metrics[0].object.describedObject.apiVersion", setMetrics(objectMetric(map[string]any{"apiVersion": "apps/v1/x", "kind": "Deployment", "name": "web"}))},
+		{"autoscaling Resource metric of a GPU", "spec.autoscaling.metrics[0].resource.name", setMetrics(map[string]any{"type": "Resource", "resource": map[string]any{"name": "nvidia.com/gpu", "target": avgValue("1")}})},
+		{"autoscaling Resource metric without a target", "spec.autoscaling.metrics[0].resource.target", setMetrics(map[string]any{"type": "Resource", "resource": map[string]any{"name": "memory"}})},
+		{"autoscaling ContainerResource of ephemeral storage", "spec.autoscaling.metrics[0].containerResource.name", setMetrics(map[string]any{"type": "ContainerResource", "containerResource": map[string]any{"name": "ephemeral-storage", "container": "app", "target": avgValue("1Gi")}})},
+		{"autoscaling ContainerResource container not a DNS label", "spec.autoscaling.metrics[0].containerResource.container", setMetrics(map[string]any{"type": "ContainerResource", "containerResource": map[string]any{"name": "cpu", "container": "App", "target": avgValue("100m")}})},
+		{"autoscaling ContainerResource container missing", "spec.autoscaling.metrics[0].containerResource.container", setMetrics(map[string]any{"type": "ContainerResource", "containerResource": map[string]any{"name": "cpu", "target": avgValue("100m")}})},
+		{"autoscaling ContainerResource of a container the pod lacks", "spec.autoscaling.metrics", setMetrics(map[string]any{"type": "ContainerResource", "containerResource": map[string]any{"name": "cpu", "container": "worker", "target": avgValue("100m")}})},
+		// An init container is not running when the pods are measured.
+		{"autoscaling ContainerResource of an init container", "spec.autoscaling.metrics", setMetrics(map[string]any{"type": "ContainerResource", "containerResource": map[string]any{"name": "cpu", "container": "migrate", "target": avgValue("100m")}})},
+		{"autoscaling Resource utilization without a request", "spec.autoscaling.metrics", func(o map[string]any) {
+			delete(resources(o, "requests"), "cpu")
+			delete(resources(o, "limits"), "cpu")
+			setMetrics(map[string]any{"type": "Resource", "resource": map[string]any{"name": "cpu", "target": utilization(70)}})(o)
+		}},
+		{"autoscaling ContainerResource utilization of app without resources", "spec.autoscaling.metrics", func(o map[string]any) {
+			delete(spec(o), "resources")
+			setMetrics(map[string]any{"type": "ContainerResource", "containerResource": map[string]any{"name": "memory", "container": "app", "target": utilization(70)}})(o)
+		}},
+		{"autoscaling ContainerResource utilization of a sidecar without a request", "spec.autoscaling.metrics", func(o map[string]any) {
+			delete(item(o, "sidecars", 0), "resources")
+			setMetrics(map[string]any{"type": "ContainerResource", "containerResource": map[string]any{"name": "cpu", "container": "proxy", "target": utilization(70)}})(o)
+		}},
+		{"autoscaling Resource metric of the CPU shortcut's resource", "spec.autoscaling.metrics", setSpec("autoscaling", map[string]any{
+			"maxReplicas": int64(3), "targetCPUUtilizationPercentage": int64(70),
+			"metrics": []any{map[string]any{"type": "Resource", "resource": map[string]any{"name": "cpu", "target": avgValue("500m")}}},
+		})},
+		{"autoscaling Resource metric of the memory shortcut's resource", "spec.autoscaling.metrics", setSpec("autoscaling", map[string]any{
+			"maxReplicas": int64(3), "targetMemoryUtilizationPercentage": int64(70),
+			"metrics": []any{map[string]any{"type": "Resource", "resource": map[string]any{"name": "memory", "target": utilization(80)}}},
+		})},
+		{"autoscaling two Resource metrics of one resource", "spec.autoscaling.metrics", setMetrics(
+			map[string]any{"type": "Resource", "resource": map[string]any{"name": "memory", "target": utilization(80)}},
+			map[string]any{"type": "Resource", "resource": map[string]any{"name": "memory", "target": avgValue("1Gi")}},
+		)},
+		{"autoscaling two ContainerResource metrics of one container and resource", "spec.autoscaling.metrics", setMetrics(
+			map[string]any{"type": "ContainerResource", "containerResource": map[string]any{"name": "cpu", "container": "proxy", "target": utilization(80)}},
+			map[string]any{"type": "ContainerResource", "containerResource": map[string]any{"name": "cpu", "container": "proxy", "target": avgValue("100m")}},
+		)},
 		{"workingDir too long", "spec.workingDir", setSpec("workingDir", "/"+strings.Repeat("w", 4096))},
 		{"resizePolicy for a GPU", "spec.resizePolicy[0].resourceName", setSpec("resizePolicy", []any{map[string]any{"resourceName": "nvidia.com/gpu", "restartPolicy": "NotRequired"}})},
 		{"resizePolicy restartPolicy unknown", "spec.resizePolicy[0].restartPolicy", setSpec("resizePolicy", []any{map[string]any{"resourceName": "cpu", "restartPolicy": "Always"}})},
@@ -1002,6 +1137,30 @@ func InvalidTable() []Invalid {
 		{"route two parentRefs to one Gateway without sectionName", "spec.route.parentRefs", gatewayRoute(map[string]any{"name": "gw"}, map[string]any{"name": "gw", "sectionName": "https"})},
 		{"route parentRefs too many", "spec.route.parentRefs", gatewayRoute(repeat(9, func(i int) any { return map[string]any{"name": fmt.Sprintf("gw%d", i)} })...)},
 	}
+}
+
+// setMetrics sets spec.autoscaling to at most 3 replicas on metrics alone.
+func setMetrics(metrics ...any) func(map[string]any) {
+	return setSpec("autoscaling", map[string]any{"maxReplicas": int64(3), "metrics": metrics})
+}
+
+// queueMetric is an External metric of a queue's length, with target.
+func queueMetric(target map[string]any) map[string]any {
+	return map[string]any{"type": "External", "external": map[string]any{
+		"metric": map[string]any{"name": "queue_messages_ready", "selector": map[string]any{"matchLabels": map[string]any{"queue": "orders"}}},
+		"target": target,
+	}}
+}
+
+// objectMetric is an Object metric of the object ref.
+func objectMetric(ref map[string]any) map[string]any {
+	return map[string]any{"type": "Object", "object": map[string]any{"describedObject": ref, "metric": map[string]any{"name": "m"}, "target": value("1")}}
+}
+
+func value(q any) map[string]any    { return map[string]any{"type": "Value", "value": q} }
+func avgValue(q any) map[string]any { return map[string]any{"type": "AverageValue", "averageValue": q} }
+func utilization(percent int64) map[string]any {
+	return map[string]any{"type": "Utilization", "averageUtilization": percent}
 }
 
 // setPolicyFrom sets spec.networkPolicy to one that admits peer.

@@ -22,6 +22,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	appv1 "deployobject.dev/controller/pkg/apis/app/v1"
+	"deployobject.dev/controller/pkg/children"
 )
 
 // childrenResync is the resync period of the controllers these tests run,
@@ -39,6 +40,30 @@ func startChildrenController(t *testing.T, ns string) *controllerProcess {
 	}
 	t.Cleanup(func() { _ = p.stop(syscall.SIGKILL, 5*time.Second) })
 	return p
+}
+
+// restartChildrenControllerQuietly stops p, the controller of
+// startChildrenController for ns, starts another in its place, and fails
+// unless that one writes nothing over window while it reconciles at least
+// twice: a restart finds everything in line from its initial lists.
+func restartChildrenControllerQuietly(t *testing.T, p *controllerProcess, ns string, window time.Duration) {
+	t.Helper()
+	if err := p.stop(syscall.SIGTERM, 30*time.Second); err != nil {
+		t.Fatalf("stopping: %v", err)
+	}
+	restarted := time.Now()
+	p, err := startController("children-2", "--namespace="+ns, "--resync-period="+childrenResync.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = p.stop(syscall.SIGKILL, 5*time.Second) })
+	time.Sleep(window)
+	if w := allWrites(t, ns, restarted); len(w) != 0 {
+		t.Errorf("writes after a restart: %v", w)
+	}
+	if n, err := p.metric("deployobject_reconcile_total"); err != nil || n < 2 {
+		t.Errorf("the restarted controller reconciled %v times (err %v): the window without writes shows nothing", n, err)
+	}
 }
 
 // waitChildCondition waits until the DeployObject's condition of type condType has
@@ -307,6 +332,91 @@ func TestAutoscaling(t *testing.T) {
 		t.Errorf("the foreign HorizontalPodAutoscaler was changed: %v %+v", err, got)
 	}
 	expectOnlyRefusedCreates(t, ns, "horizontalpodautoscalers", "theirs")
+}
+
+// TestAutoscalingMetrics: a DeployObject that scales on a queue's length
+// (an External metric) and on a custom metric of its pods gets an
+// autoscaler carrying both as the API server stores them; the autoscaler's
+// verdict (no external metrics API in the local cluster) shows in the
+// Autoscaling condition; with the API server's defaults and another
+// controller's annotation on the autoscaler, the controller writes nothing
+// across resyncs and across a restart; and removing the metrics returns
+// the autoscaler to the CPU-only spec an object without metrics gets.
+func TestAutoscalingMetrics(t *testing.T) {
+	ns := newNamespace(t)
+	p := startChildrenController(t, ns)
+	hpas := env.kube.AutoscalingV2().HorizontalPodAutoscalers(ns)
+
+	create(t, newDO(ns, "worker", func(d *appv1.DeployObject) {
+		d.Spec.Replicas = nil
+		d.Spec.Resources.Requests = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m")}
+		d.Spec.Autoscaling = &appv1.Autoscaling{MaxReplicas: 10, Metrics: []appv1.MetricSpec{
+			{Type: appv1.ExternalMetricSourceType, External: &appv1.ExternalMetricSource{
+				Metric: appv1.MetricIdentifier{Name: "queue_messages_ready", Selector: &appv1.LabelSelector{MatchLabels: map[string]string{"queue": "orders"}}},
+				Target: appv1.MetricTarget{Type: appv1.AverageValueMetricType, AverageValue: ptr.To(resource.MustParse("30"))},
+			}},
+			{Type: appv1.PodsMetricSourceType, Pods: &appv1.PodsMetricSource{
+				Metric: appv1.MetricIdentifier{Name: "http_requests_per_second"},
+				// Stored as 500m: the live autoscaler holds it in another
+				// form than the spec.
+				Target: appv1.MetricTarget{Type: appv1.AverageValueMetricType, AverageValue: ptr.To(resource.MustParse("0.5"))},
+			}},
+		}}
+	}))
+	hpa := waitHPA(t, ns, "worker")
+	m := hpa.Spec.Metrics
+	if len(m) != 2 || m[0].Type != autoscalingv2.ExternalMetricSourceType || m[0].External == nil || m[1].Type != autoscalingv2.PodsMetricSourceType || m[1].Pods == nil {
+		t.Fatalf("metrics as stored: %+v, want the External metric and the Pods metric", m)
+	}
+	if ext := m[0].External; ext.Metric.Name != "queue_messages_ready" || ext.Metric.Selector == nil || ext.Metric.Selector.MatchLabels["queue"] != "orders" ||
+		ext.Target.Type != autoscalingv2.AverageValueMetricType || ext.Target.AverageValue == nil || ext.Target.AverageValue.Cmp(resource.MustParse("30")) != 0 {
+		t.Errorf("External metric as stored: %+v", ext)
+	}
+	if pods := m[1].Pods; pods.Metric.Name != "http_requests_per_second" || pods.Target.AverageValue == nil || pods.Target.AverageValue.Cmp(resource.MustParse("500m")) != 0 {
+		t.Errorf("Pods metric as stored: %+v", pods)
+	}
+
+	// The first metric the autoscaler cannot read sets its condition: the
+	// External one, as the local cluster serves no external metrics API.
+	c := waitChildCondition(t, ns, "worker", appv1.ConditionAutoscaling, metav1.ConditionFalse, "FailedGetExternalMetric")
+	t.Logf("Autoscaling condition: %s", c.Message)
+	if !strings.Contains(c.Message, "queue_messages_ready") {
+		t.Errorf("the condition does not name the metric: %q", c.Message)
+	}
+
+	// Another controller's annotation on the autoscaler is kept and costs
+	// no write.
+	if out, err := kubectl("-n", ns, "annotate", "hpa/worker", "team.example.com/owner=payments"); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	expectQuiet(t, p, ns, 3*childrenResync, true)
+	restartChildrenControllerQuietly(t, p, ns, 2*childrenResync)
+
+	// Back to CPU alone: the autoscaler is the one an object that never had
+	// metrics gets, hash included.
+	updateDO(t, ns, "worker", func(d *appv1.DeployObject) {
+		d.Spec.Autoscaling.Metrics = nil
+		d.Spec.Autoscaling.TargetCPUUtilizationPercentage = ptr.To[int32](60)
+	})
+	want, err := children.DesiredHPA(newDO(ns, "worker", func(d *appv1.DeployObject) {
+		d.Spec.Autoscaling = &appv1.Autoscaling{MaxReplicas: 10, TargetCPUUtilizationPercentage: ptr.To[int32](60)}
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, timeout, "the autoscaler back to CPU alone", func() (bool, string, error) {
+		h, err := hpas.Get(ctx, "worker", metav1.GetOptions{})
+		if err != nil {
+			return false, "", err
+		}
+		return equality.Semantic.DeepEqual(h.Spec.Metrics, want.Spec.Metrics) &&
+				h.Annotations[appv1.AnnotationAutoscalerHash] == want.Annotations[appv1.AnnotationAutoscalerHash],
+			fmt.Sprintf("metrics %+v, hash %s", h.Spec.Metrics, h.Annotations[appv1.AnnotationAutoscalerHash]), nil
+	})
+	if h, err := hpas.Get(ctx, "worker", metav1.GetOptions{}); err != nil || h.Annotations["team.example.com/owner"] != "payments" {
+		t.Errorf("the other controller's annotation is gone: %v %v", err, h.Annotations)
+	}
+	waitChildCondition(t, ns, "worker", appv1.ConditionAutoscaling, metav1.ConditionFalse, "FailedGetResourceMetric")
 }
 
 // waitHPA waits for the HorizontalPodAutoscaler name in ns.

@@ -18,7 +18,8 @@ import (
 // rule's edge to the real API server, with strict field validation so that
 // a field the CRD does not know fails instead of being dropped. What the
 // CRD accepts must make a Deployment the Pod API accepts too, under either
-// pod security profile, and a Service and an Ingress their APIs accept:
+// pod security profile, and a Service, an Ingress, a NetworkPolicy and a
+// HorizontalPodAutoscaler their APIs accept:
 // else admission passed what the sync can only report as InvalidSpec.
 func TestEdgeCasesAreAccepted(t *testing.T) {
 	ns := newNamespace(t)
@@ -60,6 +61,16 @@ func TestEdgeCasesAreAccepted(t *testing.T) {
 				sa.Namespace = ns
 				if _, err := env.kube.CoreV1().ServiceAccounts(ns).Create(ctx, sa, opts); err != nil {
 					t.Errorf("admitted, but its ServiceAccount is refused: %v", err)
+				}
+			}
+			hpa, err := children.DesiredHPA(&dobj)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if hpa != nil {
+				hpa.Namespace = ns
+				if _, err := env.kube.AutoscalingV2().HorizontalPodAutoscalers(ns).Create(ctx, hpa, opts); err != nil {
+					t.Errorf("admitted, but its HorizontalPodAutoscaler is refused: %v", err)
 				}
 			}
 			if policy := children.DesiredNetworkPolicy(&dobj); policy != nil {

@@ -38,6 +38,8 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &appv1.AutoscalingApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("ChildMetadata"):
 		return &appv1.ChildMetadataApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("ContainerResourceMetricSource"):
+		return &appv1.ContainerResourceMetricSourceApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("ContainerSpec"):
 		return &appv1.ContainerSpecApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("DeployObject"):
@@ -48,6 +50,8 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &appv1.DeployObjectStatusApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("DisruptionBudget"):
 		return &appv1.DisruptionBudgetApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("ExternalMetricSource"):
+		return &appv1.ExternalMetricSourceApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("GatewayRef"):
 		return &appv1.GatewayRefApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("HTTPSRedirect"):
@@ -58,20 +62,34 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &appv1.LabelSelectorApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("LabelSelectorRequirement"):
 		return &appv1.LabelSelectorRequirementApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("MetricIdentifier"):
+		return &appv1.MetricIdentifierApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("MetricObjectReference"):
+		return &appv1.MetricObjectReferenceApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("MetricSpec"):
+		return &appv1.MetricSpecApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("MetricTarget"):
+		return &appv1.MetricTargetApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("NetworkEgress"):
 		return &appv1.NetworkEgressApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("NetworkPeer"):
 		return &appv1.NetworkPeerApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("NetworkPolicy"):
 		return &appv1.NetworkPolicyApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("ObjectMetricSource"):
+		return &appv1.ObjectMetricSourceApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("OwnedServiceAccount"):
 		return &appv1.OwnedServiceAccountApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("PodMetadata"):
 		return &appv1.PodMetadataApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("PodsMetricSource"):
+		return &appv1.PodsMetricSourceApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("PodSpec"):
 		return &appv1.PodSpecApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("Port"):
 		return &appv1.PortApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("ResourceMetricSource"):
+		return &appv1.ResourceMetricSourceApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("RolloutSpec"):
 		return &appv1.RolloutSpecApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("Route"):

@@ -39,9 +39,12 @@ type DisruptionBudget struct {
 // resource requests, so a target needs a request (or a limit, which the
 // request defaults to) for its resource; every sidecar needs one too, or
 // the HorizontalPodAutoscaler reports that it cannot compute utilization.
+// It scales on the CPU and memory shortcuts, on metrics, or both: the
+// autoscaler computes a replica count for each and takes the largest.
 //
 // +kubebuilder:validation:XValidation:rule="self.?minReplicas.orValue(1) <= self.maxReplicas",message="autoscaling.minReplicas must not exceed autoscaling.maxReplicas"
-// +kubebuilder:validation:XValidation:rule="has(self.targetCPUUtilizationPercentage) || has(self.targetMemoryUtilizationPercentage)",message="autoscaling must set targetCPUUtilizationPercentage, targetMemoryUtilizationPercentage or both"
+// +kubebuilder:validation:XValidation:rule="has(self.targetCPUUtilizationPercentage) || has(self.targetMemoryUtilizationPercentage) || has(self.metrics) && size(self.metrics) > 0",message="autoscaling must set targetCPUUtilizationPercentage, targetMemoryUtilizationPercentage or at least one of metrics"
+// +kubebuilder:validation:XValidation:rule="!has(self.metrics) || self.metrics.all(m, !has(m.resource) || !(m.resource.name == 'cpu' && has(self.targetCPUUtilizationPercentage) || m.resource.name == 'memory' && has(self.targetMemoryUtilizationPercentage)))",message="a Resource metric may not target a resource that targetCPUUtilizationPercentage or targetMemoryUtilizationPercentage already targets: set one target per resource",fieldPath=".metrics"
 type Autoscaling struct {
 	// minReplicas is the fewest replicas the autoscaler scales to: 1 to
 	// 10000, 1 when unset.
@@ -72,6 +75,19 @@ type Autoscaling struct {
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=1000
 	TargetMemoryUtilizationPercentage *int32 `json:"targetMemoryUtilizationPercentage,omitempty"`
+
+	// metrics are further metrics to scale on, as in a
+	// HorizontalPodAutoscaler's spec.metrics: at most 8, after the CPU and
+	// memory shortcuts in the autoscaler, in this order. Each is checked at
+	// admission as the HorizontalPodAutoscaler API checks it. Two Resource
+	// metrics of one resource, or two ContainerResource metrics of one
+	// resource of one container, are refused.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=8
+	// +kubebuilder:validation:XValidation:rule="self.all(m, !has(m.resource) || self.exists_one(n, has(n.resource) && n.resource.name == m.resource.name))",message="two Resource metrics of one resource: set one target per resource"
+	// +kubebuilder:validation:XValidation:rule="self.all(m, !has(m.containerResource) || self.exists_one(n, has(n.containerResource) && n.containerResource.name == m.containerResource.name && n.containerResource.container == m.containerResource.container))",message="two ContainerResource metrics of one resource of one container: set one target per container and resource"
+	Metrics []MetricSpec `json:"metrics,omitempty"`
 
 	// behavior configures how fast the autoscaler scales up and down, as
 	// in a HorizontalPodAutoscaler; unset fields take the

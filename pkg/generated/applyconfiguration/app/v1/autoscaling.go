@@ -32,6 +32,8 @@ import (
 // resource requests, so a target needs a request (or a limit, which the
 // request defaults to) for its resource; every sidecar needs one too, or
 // the HorizontalPodAutoscaler reports that it cannot compute utilization.
+// It scales on the CPU and memory shortcuts, on metrics, or both: the
+// autoscaler computes a replica count for each and takes the largest.
 type AutoscalingApplyConfiguration struct {
 	// minReplicas is the fewest replicas the autoscaler scales to: 1 to
 	// 10000, 1 when unset.
@@ -46,6 +48,13 @@ type AutoscalingApplyConfiguration struct {
 	// pods the autoscaler aims at, in percent of their memory request: 1 to
 	// 1000.
 	TargetMemoryUtilizationPercentage *int32 `json:"targetMemoryUtilizationPercentage,omitempty"`
+	// metrics are further metrics to scale on, as in a
+	// HorizontalPodAutoscaler's spec.metrics: at most 8, after the CPU and
+	// memory shortcuts in the autoscaler, in this order. Each is checked at
+	// admission as the HorizontalPodAutoscaler API checks it. Two Resource
+	// metrics of one resource, or two ContainerResource metrics of one
+	// resource of one container, are refused.
+	Metrics []MetricSpecApplyConfiguration `json:"metrics,omitempty"`
 	// behavior configures how fast the autoscaler scales up and down, as
 	// in a HorizontalPodAutoscaler; unset fields take the
 	// HorizontalPodAutoscaler's defaults. Stabilization windows are 0 to
@@ -89,6 +98,19 @@ func (b *AutoscalingApplyConfiguration) WithTargetCPUUtilizationPercentage(value
 // If called multiple times, the TargetMemoryUtilizationPercentage field is set to the value of the last call.
 func (b *AutoscalingApplyConfiguration) WithTargetMemoryUtilizationPercentage(value int32) *AutoscalingApplyConfiguration {
 	b.TargetMemoryUtilizationPercentage = &value
+	return b
+}
+
+// WithMetrics adds the given value to the Metrics field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, values provided by each call will be appended to the Metrics field.
+func (b *AutoscalingApplyConfiguration) WithMetrics(values ...*MetricSpecApplyConfiguration) *AutoscalingApplyConfiguration {
+	for i := range values {
+		if values[i] == nil {
+			panic("nil value passed to WithMetrics")
+		}
+		b.Metrics = append(b.Metrics, *values[i])
+	}
 	return b
 }
 
