@@ -54,8 +54,11 @@ type Controller struct {
 	// The child caches hold packed objects (see pkg/caches/packed.go).
 	deployments caches.PackedLister[appsv1.Deployment, *appsv1.Deployment]
 	services    caches.PackedLister[corev1.Service, *corev1.Service]
-	// serviceAccounts are indexed by their DeployObject.
+	// serviceAccounts and configMaps are indexed by their DeployObject;
+	// configMaps holds every ConfigMap, as hashes of its values (see
+	// pkg/caches/config.go).
 	serviceAccounts caches.PackedLister[corev1.ServiceAccount, *corev1.ServiceAccount]
+	configMaps      caches.PackedLister[corev1.ConfigMap, *corev1.ConfigMap]
 	pdbs            caches.PackedLister[policyv1.PodDisruptionBudget, *policyv1.PodDisruptionBudget]
 	hpas            caches.PackedLister[autoscalingv2.HorizontalPodAutoscaler, *autoscalingv2.HorizontalPodAutoscaler]
 	ingresses       caches.PackedLister[networkingv1.Ingress, *networkingv1.Ingress]
@@ -112,9 +115,14 @@ func NewController(
 	recorder record.EventRecorder,
 	metrics *metrics.ReconcileMetrics,
 ) (*Controller, error) {
-	// A ServiceAccount the spec stopped naming is found by its owner.
+	// A ServiceAccount the spec stopped naming, and the ConfigMaps of
+	// inline files that older pod templates mount, are found by their
+	// owner.
 	if err := inf.ServiceAccounts.Informer().AddIndexers(caches.ControllerIndexers()); err != nil {
 		return nil, fmt.Errorf("indexing ServiceAccounts by their DeployObject: %w", err)
+	}
+	if err := inf.ConfigMaps.Informer().AddIndexers(caches.ControllerIndexers()); err != nil {
+		return nil, fmt.Errorf("indexing ConfigMaps by their DeployObject: %w", err)
 	}
 	c := &Controller{
 		kubeClient:      kubeClient,
@@ -123,6 +131,7 @@ func NewController(
 		deployments:     caches.NewPackedLister[appsv1.Deployment](inf.Deployments.Informer().GetIndexer(), appsv1.Resource("deployments")),
 		services:        caches.NewPackedLister[corev1.Service](inf.Services.Informer().GetIndexer(), corev1.Resource("services")),
 		serviceAccounts: caches.NewPackedLister[corev1.ServiceAccount](inf.ServiceAccounts.Informer().GetIndexer(), corev1.Resource("serviceaccounts")),
+		configMaps:      caches.NewPackedLister[corev1.ConfigMap](inf.ConfigMaps.Informer().GetIndexer(), corev1.Resource("configmaps")),
 		pdbs:            caches.NewPackedLister[policyv1.PodDisruptionBudget](inf.PDBs.Informer().GetIndexer(), policyv1.Resource("poddisruptionbudgets")),
 		hpas:            caches.NewPackedLister[autoscalingv2.HorizontalPodAutoscaler](inf.HPAs.Informer().GetIndexer(), autoscalingv2.Resource("horizontalpodautoscalers")),
 		ingresses:       caches.NewPackedLister[networkingv1.Ingress](inf.Ingresses.Informer().GetIndexer(), networkingv1.Resource("ingresses")),
@@ -133,6 +142,7 @@ func NewController(
 			"deployments":              inf.Deployments.Informer().HasSynced,
 			"services":                 inf.Services.Informer().HasSynced,
 			"serviceaccounts":          inf.ServiceAccounts.Informer().HasSynced,
+			"configmaps":               inf.ConfigMaps.Informer().HasSynced,
 			"poddisruptionbudgets":     inf.PDBs.Informer().HasSynced,
 			"horizontalpodautoscalers": inf.HPAs.Informer().HasSynced,
 			"ingresses":                inf.Ingresses.Informer().HasSynced,
@@ -164,7 +174,7 @@ func NewController(
 		return nil, fmt.Errorf("adding DeployObject event handler: %w", err)
 	}
 	childHandler := c.childEventHandler()
-	for _, child := range []cache.SharedIndexInformer{inf.Deployments.Informer(), inf.Services.Informer(), inf.ServiceAccounts.Informer(), inf.PDBs.Informer(), inf.HPAs.Informer(), inf.Ingresses.Informer(), inf.NetworkPolicies.Informer()} {
+	for _, child := range []cache.SharedIndexInformer{inf.Deployments.Informer(), inf.Services.Informer(), inf.ServiceAccounts.Informer(), inf.ConfigMaps.Informer(), inf.PDBs.Informer(), inf.HPAs.Informer(), inf.Ingresses.Informer(), inf.NetworkPolicies.Informer()} {
 		if _, err := child.AddEventHandlerWithOptions(childHandler, cache.HandlerOptions{Logger: &logger}); err != nil {
 			return nil, fmt.Errorf("adding child event handler: %w", err)
 		}
@@ -605,6 +615,15 @@ func (c *Controller) syncChildren(ctx context.Context, dobj *appv1.DeployObject)
 		}
 	}
 
+	// Nor before the ConfigMap of their inline files.
+	if desiredFiles := children.DesiredFilesConfigMap(dobj); desiredFiles != nil {
+		_, action, err = children.Sync(ctx, dobj, desiredFiles,
+			children.UpdatedOps(children.KindFilesConfigMap, c.configMaps.In(ns), c.kubeClient.CoreV1().ConfigMaps(ns), children.MergeFilesConfigMap, recheckOwner))
+		if err := record(children.KindFilesConfigMap, action, err); err != nil {
+			return out, actions, err
+		}
+	}
+
 	cfg, err := configrollout.StateOf(ns, c.config.RefsOf(dobj), c.config.Lookup)
 	if err != nil {
 		return out, actions, err
@@ -632,7 +651,7 @@ func (c *Controller) syncChildren(ctx context.Context, dobj *appv1.DeployObject)
 	}
 
 	if cachedErr == nil || apierrors.IsNotFound(cachedErr) {
-		if err := c.deleteSupersededServiceAccounts(ctx, dobj, cachedDeployment, record); err != nil {
+		if err := c.deleteSuperseded(ctx, dobj, cachedDeployment, record); err != nil {
 			return out, actions, err
 		}
 	}
@@ -682,27 +701,43 @@ func (c *Controller) syncChildren(ctx context.Context, dobj *appv1.DeployObject)
 	return out, actions, nil
 }
 
-// deleteSupersededServiceAccounts deletes the ServiceAccounts of dobj that
-// its spec no longer names once no pod of d, its Deployment as cached, can
-// run as them (see children.SupersededServiceAccounts). Until then they
-// stay, and a later event of the Deployment (its rollout ending) brings
-// dobj back.
-func (c *Controller) deleteSupersededServiceAccounts(ctx context.Context, dobj *appv1.DeployObject, d *appsv1.Deployment, record func(kind, action string, err error) error) error {
-	owned, err := c.serviceAccounts.ControlledBy(dobj.Namespace, dobj.Name)
+// deleteSuperseded deletes what older pod templates of dobj used and no
+// pod of d, its Deployment as cached, can still use: ServiceAccounts the
+// spec no longer names (see children.SupersededServiceAccounts), and
+// ConfigMaps of inline files beyond the history a rollback may need (see
+// children.SupersededFilesConfigMaps). Until then they stay, and a later
+// event of the Deployment (its rollout ending) brings dobj back.
+func (c *Controller) deleteSuperseded(ctx context.Context, dobj *appv1.DeployObject, d *appsv1.Deployment, record func(kind, action string, err error) error) error {
+	accounts, err := c.serviceAccounts.ControlledBy(dobj.Namespace, dobj.Name)
 	if err != nil {
 		return err
 	}
-	for _, sa := range children.SupersededServiceAccounts(dobj, owned, d) {
-		uid := sa.UID
-		err := c.kubeClient.CoreV1().ServiceAccounts(sa.Namespace).Delete(ctx, sa.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
+	err = deleteChildren(ctx, children.KindServiceAccount, children.SupersededServiceAccounts(dobj, accounts, d), c.kubeClient.CoreV1().ServiceAccounts(dobj.Namespace).Delete, record)
+	if err != nil {
+		return err
+	}
+	files, err := c.configMaps.ControlledBy(dobj.Namespace, dobj.Name)
+	if err != nil {
+		return err
+	}
+	superseded := children.SupersededFilesConfigMaps(dobj, files, d, children.FilesConfigMapName(dobj), children.FilesHistory(dobj))
+	return deleteChildren(ctx, children.KindFilesConfigMap, superseded, c.kubeClient.CoreV1().ConfigMaps(dobj.Namespace).Delete, record)
+}
+
+// deleteChildren deletes objs, each with a UID precondition: one that was
+// deleted, or made again under its name, meanwhile is left alone.
+func deleteChildren[T metav1.Object](ctx context.Context, kind string, objs []T, del func(context.Context, string, metav1.DeleteOptions) error, record func(kind, action string, err error) error) error {
+	for _, obj := range objs {
+		uid := obj.GetUID()
+		err := del(ctx, obj.GetName(), metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
 		if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
 			continue
 		}
-		action := "deleted " + children.KindServiceAccount + " " + sa.Name
+		action := "deleted " + kind + " " + obj.GetName()
 		if err != nil {
-			action, err = "", fmt.Errorf("deleting %s %s: %w", children.KindServiceAccount, sa.Name, err)
+			action, err = "", fmt.Errorf("deleting %s %s: %w", kind, obj.GetName(), err)
 		}
-		if err := record(children.KindServiceAccount, action, err); err != nil {
+		if err := record(kind, action, err); err != nil {
 			return err
 		}
 	}

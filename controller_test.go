@@ -161,6 +161,9 @@ func (f *fixture) newController(ctx context.Context) *Controller {
 	for _, a := range f.accounts {
 		kubeObjs = append(kubeObjs, a)
 	}
+	for _, cm := range f.configMaps {
+		kubeObjs = append(kubeObjs, cm)
+	}
 	f.kubeClient = k8sfake.NewClientset(kubeObjs...)
 	var routeObjs []runtime.Object
 	for _, r := range f.httpRoutes {
@@ -204,9 +207,9 @@ func (f *fixture) newController(ctx context.Context) *Controller {
 		if err := c.trackConfig(ctx, factory.App().V1().DeployObjects(), kubeFactory.Core().V1().ConfigMaps(), secrets, f.maxConfigRollouts, 0); err != nil {
 			f.t.Fatalf("trackConfig: %v", err)
 		}
-		for _, cm := range f.configMaps {
-			mustAdd(f.t, kubeFactory.Core().V1().ConfigMaps().Informer().GetIndexer(), cm.DeepCopy())
-		}
+	}
+	for _, cm := range f.configMaps {
+		mustAdd(f.t, kubeFactory.Core().V1().ConfigMaps().Informer().GetIndexer(), cm.DeepCopy())
 	}
 	if f.podSecurity != "" {
 		c.podSecurity = f.podSecurity
@@ -2866,6 +2869,92 @@ func TestSyncServiceAccount(t *testing.T) {
 		}
 		expectActions(t, actions, "create serviceaccounts", "get serviceaccounts", "patch deployobjects/status")
 		if c := conditionOf(t, actions[2], appv1.ConditionReady); c == nil || c.Reason != appv1.ReasonResourceConflict {
+			t.Errorf("Ready condition = %+v, want ResourceConflict", c)
+		}
+	})
+}
+
+func TestSyncFiles(t *testing.T) {
+	flags := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "flags", Namespace: testobjects.NewDeployObject().Namespace}, Data: map[string]string{"flags.json": "{}"}}
+	t.Run("the ConfigMap is made before the Deployment, which mounts it", func(t *testing.T) {
+		f := newFixture(t)
+		dobj := testobjects.NewDeployObject(testobjects.WithFiles)
+		f.dobjs = []*appv1.DeployObject{dobj}
+		f.configMaps = []*corev1.ConfigMap{flags}
+		err, actions := f.sync()
+		if err != nil {
+			t.Fatalf("sync: %v", err)
+		}
+		expectActions(t, actions, "create configmaps", "create deployments", "create services", "patch deployobjects/status")
+		if got := actions[0].(core.CreateAction).GetObject(); !testobjects.EqualObjects(got, children.DesiredFilesConfigMap(dobj)) {
+			t.Errorf("created ConfigMap differs from desired:\n%s", diff.Diff(children.DesiredFilesConfigMap(dobj), got))
+		}
+	})
+	t.Run("steady state writes nothing", func(t *testing.T) {
+		f := newFixture(t)
+		dobj := testobjects.NewDeployObject(testobjects.WithFiles)
+		f.withLiveChildren(dobj)
+		f.configMaps = []*corev1.ConfigMap{flags, testobjects.LiveFilesConfigMap(dobj, 0)}
+		dobj.Status = status.Compute(dobj, status.Outcome{Deployment: testobjects.LiveDeployment(dobj), Service: testobjects.LiveService(dobj), DeploymentHash: testobjects.MustHash(dobj)}, testobjects.Earlier)
+		err, actions := f.sync()
+		if err != nil {
+			t.Fatalf("sync: %v", err)
+		}
+		expectActions(t, actions)
+	})
+	t.Run("a change makes a new ConfigMap and keeps the old while it is mounted", func(t *testing.T) {
+		f := newFixture(t)
+		old := testobjects.NewDeployObject(testobjects.WithFiles)
+		dobj := testobjects.NewDeployObject(testobjects.WithFiles)
+		dobj.Spec.Files[0].Content = ptr.To("level: debug\n")
+		dobj.Spec.RevisionHistoryLimit = ptr.To[int32](0)
+		f.withLiveChildren(dobj)
+		f.deployments = []*appsv1.Deployment{testobjects.LiveDeployment(old)}
+		f.configMaps = []*corev1.ConfigMap{flags, testobjects.LiveFilesConfigMap(old, 0)}
+		err, actions := f.sync()
+		if err != nil {
+			t.Fatalf("sync: %v", err)
+		}
+		expectActions(t, actions, "create configmaps", "get deployments", "patch deployments")
+		if got := actions[0].(core.CreateAction).GetObject().(*corev1.ConfigMap).Name; got != children.FilesConfigMapName(dobj) || got == children.FilesConfigMapName(old) {
+			t.Errorf("created ConfigMap %s, want %s", got, children.FilesConfigMapName(dobj))
+		}
+	})
+	t.Run("after the rollout, the older beyond the history are deleted", func(t *testing.T) {
+		f := newFixture(t)
+		older, old := testobjects.NewDeployObject(testobjects.WithFiles), testobjects.NewDeployObject(testobjects.WithFiles)
+		older.Spec.Files[0].Content = ptr.To("level: warn\n")
+		old.Spec.Files[0].Content = ptr.To("level: error\n")
+		dobj := testobjects.NewDeployObject(testobjects.WithFiles)
+		dobj.Spec.RevisionHistoryLimit = ptr.To[int32](1)
+		f.withLiveChildren(dobj)
+		f.deployments[0].Spec.RevisionHistoryLimit = dobj.Spec.RevisionHistoryLimit
+		oldest := testobjects.LiveFilesConfigMap(older, 0)
+		f.configMaps = []*corev1.ConfigMap{flags, oldest, testobjects.LiveFilesConfigMap(old, 1), testobjects.LiveFilesConfigMap(dobj, 2)}
+		dobj.Status = status.Compute(dobj, status.Outcome{Deployment: testobjects.LiveDeployment(dobj), Service: testobjects.LiveService(dobj), DeploymentHash: testobjects.MustHash(dobj)}, testobjects.Earlier)
+		err, actions := f.sync()
+		if err != nil {
+			t.Fatalf("sync: %v", err)
+		}
+		expectActions(t, actions, "delete configmaps")
+		del := actions[0].(core.DeleteAction)
+		if uid := del.GetDeleteOptions().Preconditions.UID; del.GetName() != oldest.Name || uid == nil || *uid != oldest.UID {
+			t.Errorf("deleted %s with UID precondition %v, want %s with %s", del.GetName(), uid, oldest.Name, oldest.UID)
+		}
+	})
+	t.Run("one it does not own is never taken over", func(t *testing.T) {
+		f := newFixture(t)
+		dobj := testobjects.NewDeployObject(testobjects.WithFiles)
+		f.withLiveChildren(dobj)
+		foreign := testobjects.LiveFilesConfigMap(dobj, 0)
+		foreign.OwnerReferences, foreign.Labels = nil, nil
+		f.configMaps = []*corev1.ConfigMap{flags, foreign}
+		err, actions := f.sync()
+		if err == nil {
+			t.Fatal("want the conflict retried")
+		}
+		expectActions(t, actions, "patch deployobjects/status")
+		if c := conditionOf(t, actions[0], appv1.ConditionReady); c == nil || c.Reason != appv1.ReasonResourceConflict {
 			t.Errorf("Ready condition = %+v, want ResourceConflict", c)
 		}
 	})

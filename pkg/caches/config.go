@@ -7,6 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	appv1 "deployobject.dev/controller/pkg/apis/app/v1"
 	"deployobject.dev/controller/pkg/children"
 )
 
@@ -34,7 +35,9 @@ func ValueHash(salt string, value []byte) []byte {
 // only, and as protobuf an object holding nothing but the hashes, in
 // binaryData for a ConfigMap (its data keys join its binaryData keys: the
 // API server refuses a key in both) and in data for a Secret. A read
-// returns that object, without metadata. Equal bytes are equal hashes
+// returns that object with the packed identity (see PackedLister); the
+// controller's own ConfigMaps of inline files keep their owners, labels
+// and age besides. Equal bytes are equal hashes
 // (the encoding sorts the keys), which is how updateConfig tells a data
 // change from any other.
 //
@@ -52,7 +55,22 @@ func slimConfigMap(cm *corev1.ConfigMap) (*Packed, error) {
 	for k, v := range cm.BinaryData {
 		hashes[k] = ValueHash("", v)
 	}
-	return packHashes(cm.ObjectMeta, &corev1.ConfigMap{BinaryData: hashes})
+	packed := &corev1.ConfigMap{BinaryData: hashes}
+	var owners []metav1.OwnerReference
+	if cm.Labels[appv1.LabelFiles] == "true" && cm.Labels[children.ManagedByLabel] == children.ManagedByValue {
+		// The controller's own ConfigMaps of inline files: which
+		// DeployObject they belong to, and their age, tell which may be
+		// deleted (see children.SupersededFilesConfigMaps); their labels,
+		// whether they are in line.
+		packed.CreationTimestamp, packed.Labels = cm.CreationTimestamp, cm.Labels
+		owners = cm.OwnerReferences
+	}
+	p, err := packHashes(cm.ObjectMeta, packed)
+	if err != nil {
+		return nil, err
+	}
+	p.OwnerReferences = owners
+	return p, nil
 }
 
 func slimSecret(s *corev1.Secret) (*Packed, error) {
@@ -65,7 +83,7 @@ func slimSecret(s *corev1.Secret) (*Packed, error) {
 
 // packHashes packs hashes, an object holding only the hashes, under the
 // identity of m: no labels, annotations or owners, which the controller
-// never reads of a ConfigMap or Secret. The UID stays although the
+// never reads of others' ConfigMaps and Secrets. The UID stays although the
 // controller does not read it either: client-go's watch-list consistency
 // detector matches cached objects to listed ones by UID.
 func packHashes(m metav1.ObjectMeta, hashes protoObject) (*Packed, error) {

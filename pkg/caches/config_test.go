@@ -3,8 +3,10 @@ package caches
 import (
 	"bytes"
 	"fmt"
+	"maps"
 	"strings"
 	"testing"
+	"time"
 	"unsafe"
 
 	corev1 "k8s.io/api/core/v1"
@@ -12,8 +14,36 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	appv1 "deployobject.dev/controller/pkg/apis/app/v1"
+	"deployobject.dev/controller/pkg/children"
 	"deployobject.dev/controller/pkg/testobjects"
 )
+
+// TestFilesConfigMapKeepsItsOwner: of the controller's own ConfigMaps of
+// inline files the cache keeps, beside the hashes, the owners, labels and
+// age that deciding which may go reads; no value.
+func TestFilesConfigMapKeepsItsOwner(t *testing.T) {
+	dobj := testobjects.NewDeployObject(testobjects.WithFiles)
+	cm := children.DesiredFilesConfigMap(dobj)
+	cm.UID, cm.ResourceVersion, cm.CreationTimestamp = "u-files", "9", metav1.NewTime(time.Date(2026, 11, 26, 9, 0, 0, 0, time.UTC))
+	cm.Annotations = map[string]string{"note": "dropped"}
+	got := throughCache(t, cm.DeepCopy(), corev1.Resource("configmaps"), NewPackedLister[corev1.ConfigMap])
+	if !equality.Semantic.DeepEqual(got.OwnerReferences, cm.OwnerReferences) || !maps.Equal(got.Labels, cm.Labels) ||
+		!got.CreationTimestamp.Equal(&cm.CreationTimestamp) || got.Name != cm.Name || got.Annotations != nil {
+		t.Errorf("cached files ConfigMap: %+v; want its owners, labels and creation time, and no annotation", got.ObjectMeta)
+	}
+	for k, v := range cm.Data {
+		if string(got.BinaryData[k]) == v || got.Data[k] != "" || !bytes.Equal(got.BinaryData[k], ValueHash("", []byte(v))) {
+			t.Errorf("key %s: cached %q, want only the hash of the value", k, got.BinaryData[k])
+		}
+	}
+	// Anyone else's ConfigMap with the same labels but not the managed-by
+	// label keeps no owner.
+	foreign := cm.DeepCopy()
+	delete(foreign.Labels, children.ManagedByLabel)
+	if got := throughCache(t, foreign, corev1.Resource("configmaps"), NewPackedLister[corev1.ConfigMap]); got.OwnerReferences != nil || got.Labels != nil {
+		t.Errorf("a ConfigMap the controller did not make keeps %v, %v", got.OwnerReferences, got.Labels)
+	}
+}
 
 // TestConfigCacheHoldsNoValue: the transforms keep the identity and
 // per-key hashes; no value, label, annotation or managedFields, neither in
@@ -46,10 +76,11 @@ func TestConfigCacheHoldsNoValue(t *testing.T) {
 	}
 	cm := throughCache(t, cmIn.DeepCopy(), corev1.Resource("configmaps"), NewPackedLister[corev1.ConfigMap])
 	s := throughCache(t, secretIn.DeepCopy(), corev1.Resource("secrets"), NewPackedLister[corev1.Secret])
-	wantCM := &corev1.ConfigMap{BinaryData: map[string][]byte{"level": ValueHash("", []byte("info")), "bin": ValueHash("", []byte("s3cret"))}}
-	wantSecret := &corev1.Secret{Data: map[string][]byte{"password": ValueHash("u1", []byte("s3cret"))}}
+	identity := metav1.ObjectMeta{Name: "cfg", Namespace: "apps", UID: "u1", ResourceVersion: "7"}
+	wantCM := &corev1.ConfigMap{ObjectMeta: identity, BinaryData: map[string][]byte{"level": ValueHash("", []byte("info")), "bin": ValueHash("", []byte("s3cret"))}}
+	wantSecret := &corev1.Secret{ObjectMeta: identity, Data: map[string][]byte{"password": ValueHash("u1", []byte("s3cret"))}}
 	if !equality.Semantic.DeepEqual(cm, wantCM) || !equality.Semantic.DeepEqual(s, wantSecret) {
-		t.Errorf("want a hash per key and nothing else: %+v, %+v", cm, s)
+		t.Errorf("want the identity and a hash per key, nothing else: %+v, %+v", cm, s)
 	}
 	// The same value in another Secret (another UID) hashes otherwise: the
 	// pod template, which more people may read than the Secret, must not

@@ -194,6 +194,8 @@ type Informers struct {
 	Deployments     appsinformers.DeploymentInformer
 	Services        coreinformers.ServiceInformer
 	ServiceAccounts coreinformers.ServiceAccountInformer
+	// ConfigMaps holds every ConfigMap (see RegisterConfigInformers).
+	ConfigMaps      coreinformers.ConfigMapInformer
 	PDBs            policyinformers.PodDisruptionBudgetInformer
 	HPAs            autoscalinginformers.HorizontalPodAutoscalerInformer
 	Ingresses       networkinginformers.IngressInformer
@@ -201,13 +203,14 @@ type Informers struct {
 }
 
 // InformersOf returns the informers of dobjFactory and childFactory, as
-// NewInformerFactories made them.
+// NewInformerFactories and RegisterConfigInformers made them.
 func InformersOf(dobjFactory informers.SharedInformerFactory, childFactory kubeinformers.SharedInformerFactory) Informers {
 	return Informers{
 		DeployObjects:   dobjFactory.App().V1().DeployObjects(),
 		Deployments:     childFactory.Apps().V1().Deployments(),
 		Services:        childFactory.Core().V1().Services(),
 		ServiceAccounts: childFactory.Core().V1().ServiceAccounts(),
+		ConfigMaps:      childFactory.Core().V1().ConfigMaps(),
 		PDBs:            childFactory.Policy().V1().PodDisruptionBudgets(),
 		HPAs:            childFactory.Autoscaling().V2().HorizontalPodAutoscalers(),
 		Ingresses:       childFactory.Networking().V1().Ingresses(),

@@ -144,12 +144,25 @@ func (l PackedLister[T, P]) In(namespace string) func(name string) (P, error) {
 		if !ok {
 			return nil, fmt.Errorf("the %s cache holds a %T", l.resource, item)
 		}
-		obj := P(new(T))
-		if err := obj.Unmarshal(p.Protobuf); err != nil {
-			return nil, fmt.Errorf("decoding %s %s/%s from the cache: %w", l.resource, namespace, name, err)
-		}
-		return obj, nil
+		return l.unpack(p)
 	}
+}
+
+// unpack decodes p. An object packed as hashes (a ConfigMap or Secret, see
+// config.go) gets its identity from p, as it does not carry it.
+func (l PackedLister[T, P]) unpack(p *Packed) (P, error) {
+	obj := P(new(T))
+	if err := obj.Unmarshal(p.Protobuf); err != nil {
+		return nil, fmt.Errorf("decoding %s %s/%s from the cache: %w", l.resource, p.Namespace, p.Name, err)
+	}
+	if obj.GetName() == "" {
+		obj.SetName(p.Name)
+		obj.SetNamespace(p.Namespace)
+		obj.SetUID(p.UID)
+		obj.SetResourceVersion(p.ResourceVersion)
+		obj.SetOwnerReferences(slices.Clone(p.OwnerReferences))
+	}
+	return obj, nil
 }
 
 // ControlledBy decodes the objects the DeployObject namespace/name
@@ -175,9 +188,9 @@ func (l PackedLister[T, P]) decode(items []any) ([]P, error) {
 		if !ok {
 			return nil, fmt.Errorf("the %s cache holds a %T", l.resource, item)
 		}
-		obj := P(new(T))
-		if err := obj.Unmarshal(p.Protobuf); err != nil {
-			return nil, fmt.Errorf("decoding %s %s/%s from the cache: %w", l.resource, p.Namespace, p.Name, err)
+		obj, err := l.unpack(p)
+		if err != nil {
+			return nil, err
 		}
 		out = append(out, obj)
 	}

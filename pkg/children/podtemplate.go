@@ -35,8 +35,8 @@ func DesiredPodTemplate(dobj *appv1.DeployObject, profile PodSecurityProfile) co
 	}
 	pod := corev1.PodSpec{
 		Containers:         []corev1.Container{desiredContainer(dobj)},
-		InitContainers:     initContainers(spec),
-		Volumes:            podVolumes(spec.Volumes),
+		InitContainers:     initContainers(dobj),
+		Volumes:            podVolumes(dobj),
 		ServiceAccountName: PodServiceAccountName(dobj),
 		// The API server copies either of the two into the other when only
 		// one is set, so a Deployment that owned only serviceAccountName
@@ -84,7 +84,7 @@ func desiredContainer(dobj *appv1.DeployObject) corev1.Container {
 		ReadinessProbe:  spec.ReadinessProbe.DeepCopy(),
 		StartupProbe:    spec.StartupProbe.DeepCopy(),
 		Lifecycle:       spec.Lifecycle.DeepCopy(),
-		VolumeMounts:    deepCopySlice(spec.VolumeMounts),
+		VolumeMounts:    append(deepCopySlice(spec.VolumeMounts), fileMounts(dobj, ContainerName)...),
 		SecurityContext: spec.SecurityContext.DeepCopy(),
 		WorkingDir:      spec.WorkingDir,
 		ResizePolicy:    cloneSlice(spec.ResizePolicy),
@@ -103,7 +103,8 @@ func desiredContainer(dobj *appv1.DeployObject) corev1.Container {
 // which become native sidecars: init containers that restart always, and so
 // keep running beside the main container. Placed after the init
 // containers, they start once those have completed.
-func initContainers(spec *appv1.DeployObjectSpec) []corev1.Container {
+func initContainers(dobj *appv1.DeployObject) []corev1.Container {
+	spec := &dobj.Spec
 	n := len(spec.InitContainers) + len(spec.Sidecars)
 	if n == 0 {
 		return nil
@@ -116,6 +117,7 @@ func initContainers(spec *appv1.DeployObjectSpec) []corev1.Container {
 	for i := range spec.Sidecars {
 		c := storedContainer(spec.Sidecars[i])
 		c.RestartPolicy = &always
+		c.VolumeMounts = append(c.VolumeMounts, fileMounts(dobj, c.Name)...)
 		out = append(out, c)
 	}
 	return out
@@ -130,12 +132,14 @@ func storedContainer(c corev1.Container) corev1.Container {
 }
 
 // podVolumes converts the spec's volumes, which admit only some sources, to
-// pod volumes.
-func podVolumes(vs []appv1.Volume) []corev1.Volume {
-	if len(vs) == 0 {
+// pod volumes, and adds the volume of the files, if any.
+func podVolumes(dobj *appv1.DeployObject) []corev1.Volume {
+	vs := dobj.Spec.Volumes
+	files := filesVolume(dobj)
+	if len(vs) == 0 && files == nil {
 		return nil
 	}
-	out := make([]corev1.Volume, len(vs))
+	out := make([]corev1.Volume, len(vs), len(vs)+1)
 	for i := range vs {
 		v := vs[i].DeepCopy()
 		out[i] = corev1.Volume{Name: v.Name, VolumeSource: corev1.VolumeSource{
@@ -146,6 +150,9 @@ func podVolumes(vs []appv1.Volume) []corev1.Volume {
 			Projected:             v.Projected,
 			DownwardAPI:           v.DownwardAPI,
 		}}
+	}
+	if files != nil {
+		out = append(out, *files)
 	}
 	return out
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/utils/ptr"
 
 	appv1 "deployobject.dev/controller/pkg/apis/app/v1"
 	"deployobject.dev/controller/pkg/caches"
@@ -107,6 +108,13 @@ func TestConfigHashFollowsTheDataThePodsUse(t *testing.T) {
 	initContainer := func(s *appv1.DeployObjectSpec) {
 		s.InitContainers = []corev1.Container{{Name: "migrate", Image: "m", EnvFrom: []corev1.EnvFromSource{{SecretRef: &corev1.SecretEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: "creds"}}}}}}
 	}
+	fileKeys := func(s *appv1.DeployObjectSpec) {
+		s.Files = []appv1.File{
+			{Path: "/etc/app/level", ConfigMapKeyRef: &appv1.FileKeyRef{Name: "cfg", Key: "level"}},
+			{Path: "/etc/app/password", SecretKeyRef: &appv1.FileKeyRef{Name: "creds", Key: "password"}},
+			{Path: "/etc/app/inline", Content: ptr.To("inline content is in the spec")},
+		}
+	}
 	optionalEnv := func(s *appv1.DeployObjectSpec) {
 		s.Env = []corev1.EnvVar{testobjects.ConfigMapKeyRef("cfg", "level", true)}
 	}
@@ -136,6 +144,11 @@ func TestConfigHashFollowsTheDataThePodsUse(t *testing.T) {
 		{"projected secret, another key changes", projectedSecret, true, "Secret/creds", "unused", "z", false},
 		{"sidecar env key changes", sidecar, false, "ConfigMap/cfg", "level", "debug", true},
 		{"init container envFrom secret changes", initContainer, true, "Secret/creds", "unused", "z", true},
+		{"file from a ConfigMap key: the key changes", fileKeys, false, "ConfigMap/cfg", "level", "debug", true},
+		{"file from a ConfigMap key: another key changes", fileKeys, false, "ConfigMap/cfg", "unused", "z", false},
+		{"file from a Secret key, tracked: the key changes", fileKeys, true, "Secret/creds", "password", "new", true},
+		{"file from a Secret key, tracked: another key changes", fileKeys, true, "Secret/creds", "unused", "z", false},
+		{"file from a Secret key, untracked: the key changes", fileKeys, false, "Secret/creds", "password", "new", false},
 		{"optional key disappears", optionalEnv, false, "ConfigMap/cfg", "level", "<absent>", true},
 		{"optional object disappears", optionalEnv, false, "ConfigMap/cfg", "", "<absent>", true},
 	} {

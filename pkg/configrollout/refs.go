@@ -33,7 +33,9 @@ type Ref struct {
 
 // Refs are the references of spec's pod template to the kinds
 // tracked: env valueFrom and envFrom of the main container, the init
-// containers and the sidecars, and testobjects.ConfigMap, secret and projected volumes.
+// containers and the sidecars, the keys files take, and ConfigMap, secret
+// and projected volumes. The ConfigMap of inline files is not one: it is
+// named by its content, so its change is a spec change.
 // Secrets count only when secrets is set (--track-secrets).
 func Refs(spec *appv1.DeployObjectSpec, secrets bool) []Ref {
 	var refs []Ref
@@ -68,6 +70,15 @@ func Refs(spec *appv1.DeployObjectSpec, secrets bool) []Ref {
 	for _, cs := range [][]corev1.Container{spec.InitContainers, spec.Sidecars} {
 		for i := range cs {
 			container(cs[i].Env, cs[i].EnvFrom)
+		}
+	}
+	for i := range spec.Files {
+		f := &spec.Files[i]
+		if r := f.ConfigMapKeyRef; r != nil {
+			add(KindConfigMap, r.Name, []string{r.Key}, r.Optional)
+		}
+		if r := f.SecretKeyRef; r != nil {
+			add(KindSecret, r.Name, []string{r.Key}, r.Optional)
 		}
 	}
 	for i := range spec.Volumes {

@@ -344,6 +344,30 @@ func LiveServiceAccount(dobj *appv1.DeployObject) *corev1.ServiceAccount {
 	return sa
 }
 
+// WithFiles asks for two inline files, one of them binary and mounted by
+// the sidecar "proxy" too, and one from a key of a ConfigMap.
+func WithFiles(d *appv1.DeployObject) {
+	d.Spec.Files = []appv1.File{
+		{Path: "/etc/app/app.yaml", Content: ptr.To("level: info\n")},
+		{Path: "/etc/app/logo.png", BinaryContent: []byte{0x89, 'P', 'N', 'G'}, Mode: ptr.To[int32](0o600), Sidecars: []string{"proxy"}},
+		{Path: "/etc/app/feature-flags.json", ConfigMapKeyRef: &appv1.FileKeyRef{Name: "flags", Key: "flags.json"}},
+	}
+	d.Spec.Sidecars = append(d.Spec.Sidecars, corev1.Container{Name: "proxy", Image: "envoy:1.32"})
+}
+
+// LiveFilesConfigMap is the ConfigMap of dobj's inline files as the API
+// server would hold it, made at minute past Earlier; nil when dobj has
+// none.
+func LiveFilesConfigMap(dobj *appv1.DeployObject, minute int) *corev1.ConfigMap {
+	cm := children.DesiredFilesConfigMap(dobj)
+	if cm == nil {
+		return nil
+	}
+	cm.UID, cm.ResourceVersion = types.UID("uid-"+cm.Name), "90"
+	cm.CreationTimestamp = metav1.NewTime(Earlier.Add(time.Duration(minute) * time.Minute))
+	return cm
+}
+
 // WithBudget asks for a PodDisruptionBudget keeping one pod available.
 func WithBudget(d *appv1.DeployObject) {
 	d.Spec.DisruptionBudget = &appv1.DisruptionBudget{MinAvailable: ptr.To(intstr.FromInt32(1))}

@@ -4,6 +4,7 @@
 package cases
 
 import (
+	"encoding/base64"
 	"fmt"
 	"strings"
 )
@@ -95,6 +96,10 @@ func Valid(name string) map[string]any {
 					map[string]any{"key": "app.yaml", "path": "app.yaml"},
 				}}},
 				map[string]any{"name": "scratch", "emptyDir": map[string]any{"sizeLimit": "64Mi"}},
+			},
+			"files": []any{
+				map[string]any{"path": "/etc/web/app.yaml", "content": "level: info\n", "mode": int64(0o640), "sidecars": []any{"proxy"}},
+				map[string]any{"path": "/etc/web/defaults.yaml", "configMapKeyRef": map[string]any{"name": "cfg", "key": "app.yaml"}},
 			},
 			"serviceAccountName":           "web",
 			"automountServiceAccountToken": false,
@@ -325,6 +330,26 @@ func AcceptedTable() []Accepted {
 				"annotations": map[string]any{"eks.amazonaws.com/role-arn": "arn:aws:iam::111122223333:role/web", "iam.gke.io/gcp-service-account": "web@shop.iam.gserviceaccount.com"},
 			}}
 		}},
+		{"files of every source, binary, with modes, one mounted by a sidecar", setSpec("files", []any{
+			map[string]any{"path": "/etc/nginx/nginx.conf", "content": "events {}\n", "sidecars": []any{"proxy"}},
+			map[string]any{"path": "/usr/share/web/favicon.ico", "binaryContent": "AAABAAEAEBA=", "mode": int64(0o444)},
+			map[string]any{"path": "/etc/web/flags.json", "configMapKeyRef": map[string]any{"name": "flags", "key": "flags.json", "optional": true}},
+			map[string]any{"path": "/etc/tls/tls.key", "secretKeyRef": map[string]any{"name": "web-tls", "key": "tls.key"}, "mode": int64(0o400)},
+			map[string]any{"path": "/etc/web/public.pem", "content": "-----BEGIN PUBLIC KEY-----\nMFkw\n-----END PUBLIC KEY-----\n"},
+			map[string]any{"path": "/.hidden", "content": ""},
+		})},
+		{"files at the edges: 32, a path of 1024 characters, a name of 250, 1,000,000 inline characters", func(o map[string]any) {
+			files := []any{
+				map[string]any{"path": strings.Repeat("/"+strings.Repeat("d", 62), 13) + "/" + strings.Repeat("f", 204), "content": strings.Repeat("x", 262144)},
+				map[string]any{"path": "/etc/web/" + strings.Repeat("n", 250), "content": strings.Repeat("x", 262144)},
+				map[string]any{"path": "/etc/web/c", "content": strings.Repeat("x", 262144)},
+				map[string]any{"path": "/etc/web/d", "binaryContent": base64.StdEncoding.EncodeToString(make([]byte, 1000000-3*262144))},
+			}
+			for i := len(files); i < 32; i++ {
+				files = append(files, map[string]any{"path": fmt.Sprintf("/etc/web/ref-%d", i), "configMapKeyRef": map[string]any{"name": "cfg", "key": strings.Repeat("k", 253)}})
+			}
+			spec(o)["files"] = files
+		}},
 		{"serviceAccount named after the DeployObject", func(o map[string]any) {
 			delete(spec(o), "serviceAccountName")
 			spec(o)["serviceAccount"] = map[string]any{}
@@ -513,6 +538,17 @@ func item(obj map[string]any, list string, i int) map[string]any {
 
 func addVolume(v ...any) func(map[string]any) {
 	return func(obj map[string]any) { spec(obj)["volumes"] = append(spec(obj)["volumes"].([]any), v...) }
+}
+
+// setFile sets key of file i, or removes it when v is nil.
+func setFile(i int, key string, v any) func(map[string]any) {
+	return func(obj map[string]any) {
+		if v == nil {
+			delete(item(obj, "files", i), key)
+			return
+		}
+		item(obj, "files", i)[key] = v
+	}
 }
 
 func setSpec(key string, v any) func(map[string]any) {
@@ -826,6 +862,58 @@ func InvalidTable() []Invalid {
 			return map[string]any{"key": fmt.Sprintf("k%d", i), "operator": "Exists"}
 		}))},
 		{"serviceAccountName not a DNS subdomain", "spec.serviceAccountName", setSpec("serviceAccountName", "Web_Account")},
+		{"file without content", "spec.files[0]", setFile(0, "content", nil)},
+		{"file with content and a ConfigMap key", "spec.files[1]", setFile(1, "content", "x")},
+		{"file with a Secret key and bytes", "spec.files[1]", func(o map[string]any) {
+			item(o, "files", 1)["binaryContent"] = "AAEC"
+			delete(item(o, "files", 1), "configMapKeyRef")
+			item(o, "files", 1)["secretKeyRef"] = map[string]any{"name": "creds", "key": "password"}
+		}},
+		{"file path relative", "spec.files[0].path", setFile(0, "path", "etc/web/app.yaml")},
+		{"file path with ..", "spec.files[0].path", setFile(0, "path", "/etc/web/../shadow")},
+		{"file path with a space", "spec.files[0].path", setFile(0, "path", "/etc/web/my app.yaml")},
+		{"file path ending in /", "spec.files[0].path", setFile(0, "path", "/etc/web/")},
+		{"file name of 251 characters", "spec.files[0].path", setFile(0, "path", "/etc/"+strings.Repeat("f", 251))},
+		{"file path of 1025 characters", "spec.files[0].path", setFile(0, "path", strings.Repeat("/"+strings.Repeat("d", 63), 16)+"x")},
+		{"file paths twice", "spec.files[1]", setFile(1, "path", "/etc/web/app.yaml")},
+		{"file path where a volume is mounted", "spec.files", setFile(0, "path", "/tmp")},
+		{"file mode above 0777", "spec.files[0].mode", setFile(0, "mode", int64(0o1000))},
+		{"file mode negative", "spec.files[0].mode", setFile(0, "mode", int64(-1))},
+		{"file content with a private key", "spec.files[0].content", setFile(0, "content", "-----BEGIN EC PRIVATE KEY-----\nMHcCAQEE\n-----END EC PRIVATE KEY-----\n")},
+		{"file content over 262144 characters", "spec.files[0].content", setFile(0, "content", strings.Repeat("x", 262145))},
+		{"file contents over 1,000,000 characters together", "spec.files", func(o map[string]any) {
+			spec(o)["files"] = repeat(4, func(i int) any {
+				return map[string]any{"path": fmt.Sprintf("/etc/web/%d.txt", i), "content": strings.Repeat("x", 250001)}
+			})
+		}},
+		{"file bytes over 262144", "spec.files[0].binaryContent", func(o map[string]any) {
+			delete(item(o, "files", 0), "content")
+			item(o, "files", 0)["binaryContent"] = base64.StdEncoding.EncodeToString(make([]byte, 262145))
+		}},
+		{"file bytes not base64", "spec.files[0].binaryContent", func(o map[string]any) {
+			delete(item(o, "files", 0), "content")
+			item(o, "files", 0)["binaryContent"] = "not base64!"
+		}},
+		{"file mounted by a sidecar that does not exist", "spec.files", setFile(0, "sidecars", []any{"exporter"})},
+		{"file ConfigMap key with a slash", "spec.files[1].configMapKeyRef.key", func(o map[string]any) {
+			item(o, "files", 1)["configMapKeyRef"] = map[string]any{"name": "cfg", "key": "conf/app.yaml"}
+		}},
+		{"file ConfigMap key ..", "spec.files[1].configMapKeyRef.key", func(o map[string]any) {
+			item(o, "files", 1)["configMapKeyRef"] = map[string]any{"name": "cfg", "key": ".."}
+		}},
+		{"file Secret name not a DNS subdomain", "spec.files[1].secretKeyRef.name", func(o map[string]any) {
+			delete(item(o, "files", 1), "configMapKeyRef")
+			item(o, "files", 1)["secretKeyRef"] = map[string]any{"name": "Creds", "key": "password"}
+		}},
+		{"files, 33 of them", "spec.files", func(o map[string]any) {
+			spec(o)["files"] = repeat(33, func(i int) any {
+				return map[string]any{"path": fmt.Sprintf("/etc/web/%d.txt", i), "content": "x"}
+			})
+		}},
+		{"volume named deployobject-files", "spec.volumes", func(o map[string]any) {
+			item(o, "volumes", 1)["name"] = "deployobject-files"
+			item(o, "volumeMounts", 1)["name"] = "deployobject-files"
+		}},
 		{"serviceAccount beside serviceAccountName", "spec.serviceAccount", setSpec("serviceAccount", map[string]any{"name": "web-runtime"})},
 		{"serviceAccount named default", "spec.serviceAccount.name", func(o map[string]any) {
 			delete(spec(o), "serviceAccountName")

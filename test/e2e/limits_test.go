@@ -57,6 +57,12 @@ func TestEdgeCasesAreAccepted(t *testing.T) {
 					t.Errorf("admitted, but its Ingress is refused: %v", err)
 				}
 			}
+			if cm := children.DesiredFilesConfigMap(&dobj); cm != nil {
+				cm.Namespace = ns
+				if _, err := env.kube.CoreV1().ConfigMaps(ns).Create(ctx, cm, opts); err != nil {
+					t.Errorf("admitted, but its ConfigMap of files is refused: %v", err)
+				}
+			}
 			if sa := children.DesiredServiceAccount(&dobj); sa != nil {
 				sa.Namespace = ns
 				if _, err := env.kube.CoreV1().ServiceAccounts(ns).Create(ctx, sa, opts); err != nil {

@@ -122,7 +122,7 @@ func podSurfaceObjects(t *testing.T, ns string) string {
 func allWrites(t *testing.T, ns string, since time.Time) map[string]int {
 	t.Helper()
 	n := map[string]int{}
-	for _, resource := range []string{"deployments", "services", "serviceaccounts", "poddisruptionbudgets", "horizontalpodautoscalers", "ingresses", "networkpolicies", "httproutes", "grpcroutes", "deployobjects"} {
+	for _, resource := range []string{"deployments", "services", "serviceaccounts", "configmaps", "poddisruptionbudgets", "horizontalpodautoscalers", "ingresses", "networkpolicies", "httproutes", "grpcroutes", "deployobjects"} {
 		for name, c := range controllerWrites(t, ns, resource, "write", since) {
 			n[resource+"/"+name] += c
 		}
@@ -131,7 +131,8 @@ func allWrites(t *testing.T, ns string, since time.Time) map[string]int {
 }
 
 // TestPodSurface: a DeployObject that sets every field of the pod surface
-// becomes Ready, and so does one with a ServiceAccount of its own; against the real API server's defaulting the controller
+// becomes Ready, and so does one with a ServiceAccount and inline files of
+// its own; against the real API server's defaulting the controller
 // then makes no write across resyncs and across a restart; and removing
 // each optional field from the spec removes it from the Deployment, while
 // what others added stays.
@@ -153,6 +154,10 @@ func TestPodSurface(t *testing.T) {
 			Labels:      map[string]string{"azure.workload.identity/use": "true"},
 			Annotations: map[string]string{"azure.workload.identity/client-id": "00000000-0000-0000-0000-000000000000"},
 		}}
+		d.Spec.Files = []appv1.File{
+			{Path: "/etc/identity/app.yaml", Content: ptr.To("level: info\n"), Mode: ptr.To[int32](0o640)},
+			{Path: "/etc/identity/logo.png", BinaryContent: []byte{0x89, 'P', 'N', 'G'}},
+		}
 	}))
 	waitReady(t, ns, "full")
 	waitReady(t, ns, "identity")

@@ -52,6 +52,10 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &appv1.DisruptionBudgetApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("ExternalMetricSource"):
 		return &appv1.ExternalMetricSourceApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("File"):
+		return &appv1.FileApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("FileKeyRef"):
+		return &appv1.FileKeyRefApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("GatewayRef"):
 		return &appv1.GatewayRefApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("HTTPSRedirect"):

@@ -11,6 +11,11 @@ const (
 	// LabelName, set to the DeployObject's name, selects its pods.
 	LabelName = "app.deployobject.dev/name"
 
+	// LabelFiles, set to "true", marks the ConfigMaps holding the inline
+	// content of spec.files: the only ConfigMaps the controller makes, and
+	// deletes once superseded.
+	LabelFiles = "app.deployobject.dev/files"
+
 	// AnnotationDeploymentHash on the Deployment holds the hash of the
 	// Deployment the controller last created or applied, as
 	// status.deploymentHash does; it lets a DeployObject that adopts an
@@ -55,8 +60,8 @@ const (
 	ContainerName = "app"
 )
 
-// AnnotationOwnedMetadata on a Service, Ingress, HTTPRoute, GRPCRoute or
-// NetworkPolicy records the label and annotation keys the controller set
+// AnnotationOwnedMetadata on a Service, ServiceAccount, Ingress, HTTPRoute,
+// GRPCRoute or NetworkPolicy records the label and annotation keys the controller set
 // on it from the spec's service.metadata, route.metadata or
 // networkPolicy.metadata ("l:" or "a:" before each key), and on a Service
 // the spec.service fields it set ("s:" before each), sorted,

@@ -321,6 +321,19 @@ func (b *DeployObjectSpecApplyConfiguration) WithVolumes(values ...*VolumeApplyC
 	return b
 }
 
+// WithFiles adds the given value to the Files field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, values provided by each call will be appended to the Files field.
+func (b *DeployObjectSpecApplyConfiguration) WithFiles(values ...*FileApplyConfiguration) *DeployObjectSpecApplyConfiguration {
+	for i := range values {
+		if values[i] == nil {
+			panic("nil value passed to WithFiles")
+		}
+		b.PodSpecApplyConfiguration.Files = append(b.PodSpecApplyConfiguration.Files, *values[i])
+	}
+	return b
+}
+
 // WithServiceAccountName sets the ServiceAccountName field in the declarative configuration to the given value
 // and returns the receiver, so that objects can be built by chaining "With" function invocations.
 // If called multiple times, the ServiceAccountName field is set to the value of the last call.

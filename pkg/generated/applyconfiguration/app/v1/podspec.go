@@ -32,6 +32,10 @@ type PodSpecApplyConfiguration struct {
 	// supported: the others reach into the node or into storage systems
 	// that a platform grants per namespace, not per application.
 	Volumes []VolumeApplyConfiguration `json:"volumes,omitempty"`
+	// files are files mounted into the main container (and into the
+	// sidecars each names): configuration files given inline, or taken
+	// from a key of a ConfigMap or Secret; at most 32. See File.
+	Files []FileApplyConfiguration `json:"files,omitempty"`
 	// serviceAccountName is the ServiceAccount the pods run as; "default"
 	// when unset.
 	ServiceAccountName *string `json:"serviceAccountName,omitempty"`
@@ -136,6 +140,19 @@ func (b *PodSpecApplyConfiguration) WithVolumes(values ...*VolumeApplyConfigurat
 			panic("nil value passed to WithVolumes")
 		}
 		b.Volumes = append(b.Volumes, *values[i])
+	}
+	return b
+}
+
+// WithFiles adds the given value to the Files field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, values provided by each call will be appended to the Files field.
+func (b *PodSpecApplyConfiguration) WithFiles(values ...*FileApplyConfiguration) *PodSpecApplyConfiguration {
+	for i := range values {
+		if values[i] == nil {
+			panic("nil value passed to WithFiles")
+		}
+		b.Files = append(b.Files, *values[i])
 	}
 	return b
 }
