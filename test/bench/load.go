@@ -108,7 +108,19 @@ func withChildren(d *appv1.DeployObject) {
 	}
 	d.Spec.Resources.Requests = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m")}
 	d.Spec.DisruptionBudget = &appv1.DisruptionBudget{MaxUnavailable: ptr.To(intstr.FromInt32(1))}
-	d.Spec.Autoscaling = &appv1.Autoscaling{MinReplicas: d.Spec.Replicas, MaxReplicas: 3, TargetCPUUtilizationPercentage: ptr.To[int32](80)}
+	d.Spec.Autoscaling = &appv1.Autoscaling{MinReplicas: d.Spec.Replicas, MaxReplicas: 3, TargetCPUUtilizationPercentage: ptr.To[int32](80),
+		Metrics: []appv1.MetricSpec{{Type: appv1.PodsMetricSourceType, Pods: &appv1.PodsMetricSource{
+			Metric: appv1.MetricIdentifier{Name: "http_requests_per_second"},
+			Target: appv1.MetricTarget{Type: appv1.AverageValueMetricType, AverageValue: ptr.To(resource.MustParse("100"))},
+		}}}}
+	d.Spec.ServiceAccount = &appv1.OwnedServiceAccount{Metadata: &appv1.ChildMetadata{Annotations: map[string]string{"eks.amazonaws.com/role-arn": "arn:aws:iam::111122223333:role/" + d.Name}}}
+	d.Spec.Files = []appv1.File{
+		{Path: "/etc/bench/app.yaml", Content: ptr.To("name: " + d.Name + "\nlevel: info\n")},
+		{Path: "/etc/bench/flags.json", ConfigMapKeyRef: &appv1.FileKeyRef{Name: "bench-flags", Key: "flags.json", Optional: ptr.To(true)}},
+	}
+	d.Spec.WorkingDir = "/srv"
+	d.Spec.EnableServiceLinks = ptr.To(false)
+	d.Spec.DNSConfig = &corev1.PodDNSConfig{Options: []corev1.PodDNSConfigOption{{Name: "ndots", Value: ptr.To("2")}}}
 }
 
 // createDeployObjects creates n DeployObjects in ns with the benchmark's
