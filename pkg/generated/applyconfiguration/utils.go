@@ -58,6 +58,8 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &appv1.LabelSelectorApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("LabelSelectorRequirement"):
 		return &appv1.LabelSelectorRequirementApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("Monitoring"):
+		return &appv1.MonitoringApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("NetworkEgress"):
 		return &appv1.NetworkEgressApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("NetworkPeer"):
