@@ -41,6 +41,32 @@ func startChildrenController(t *testing.T, ns string) *controllerProcess {
 	return p
 }
 
+// restartWritesNothing stops p, a controller of startChildrenController,
+// starts another for ns in its place, and checks that the new one
+// reconciles and writes nothing over a resync: a controller that starts
+// finds the children it made in line, as the API server stores them. It
+// returns the new controller.
+func restartWritesNothing(t *testing.T, p *controllerProcess, ns string) *controllerProcess {
+	t.Helper()
+	if err := p.stop(syscall.SIGTERM, 30*time.Second); err != nil {
+		t.Fatalf("stopping: %v", err)
+	}
+	restarted := time.Now()
+	p, err := startController("children-2", "--namespace="+ns, "--resync-period="+childrenResync.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = p.stop(syscall.SIGKILL, 5*time.Second) })
+	time.Sleep(childrenResync)
+	if w := allWrites(t, ns, restarted); len(w) != 0 {
+		t.Errorf("writes after a restart: %v", w)
+	}
+	if n, err := p.metric("deployobject_reconcile_total"); err != nil || n < 2 {
+		t.Errorf("the restarted controller reconciled %v times (err %v): the window without writes shows nothing", n, err)
+	}
+	return p
+}
+
 // waitChildCondition waits until the DeployObject's condition of type condType has
 // status and reason, and returns it.
 func waitChildCondition(t *testing.T, ns, name, condType string, status metav1.ConditionStatus, reason string) metav1.Condition {

@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -251,22 +250,7 @@ func TestRoutesHTTPRoute(t *testing.T) {
 
 	expectQuiet(t, p, ns, 3*childrenResync, true)
 	// And across a restart, with the CRDs' defaults in both routes.
-	if err := p.stop(syscall.SIGTERM, 30*time.Second); err != nil {
-		t.Fatalf("stopping: %v", err)
-	}
-	restarted := time.Now()
-	p, err := startController("children-2", "--namespace="+ns, "--resync-period="+childrenResync.String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = p.stop(syscall.SIGKILL, 5*time.Second) })
-	time.Sleep(childrenResync)
-	if w := allWrites(t, ns, restarted); len(w) != 0 {
-		t.Errorf("writes after a restart: %v", w)
-	}
-	if n, err := p.metric("deployobject_reconcile_total"); err != nil || n < 2 {
-		t.Errorf("the restarted controller reconciled %v times (err %v): the window without writes shows nothing", n, err)
-	}
+	p = restartWritesNothing(t, p, ns)
 
 	playGateway(t, gateway, ns, "web", metav1.ConditionFalse, "NotAllowedByListeners", metav1.ConditionTrue, "ResolvedRefs")
 	c = waitChildCondition(t, ns, "web", appv1.ConditionRoute, metav1.ConditionFalse, "NotAllowedByListeners")

@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -178,22 +177,7 @@ func TestScraping(t *testing.T) {
 
 	// Nor does a restart, with the API server's stored form and the other
 	// writer's label present.
-	if err := p.stop(syscall.SIGTERM, 30*time.Second); err != nil {
-		t.Fatalf("stopping: %v", err)
-	}
-	restarted := time.Now()
-	p, err := startController("children-2", "--namespace="+ns, "--resync-period="+childrenResync.String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = p.stop(syscall.SIGKILL, 5*time.Second) })
-	time.Sleep(childrenResync)
-	if w := allWrites(t, ns, restarted); len(w) != 0 {
-		t.Errorf("writes after a restart: %v", w)
-	}
-	if n, err := p.metric("deployobject_reconcile_total"); err != nil || n < 2 {
-		t.Errorf("the restarted controller reconciled %v times (err %v): the window without writes shows nothing", n, err)
-	}
+	p = restartWritesNothing(t, p, ns)
 
 	// Drift is undone; the other writer's label stays.
 	kubectlPatch(t, ns, "servicemonitor/web", `[{"op":"replace","path":"/spec/endpoints/0/interval","value":"5s"}]`)
@@ -240,9 +224,9 @@ func TestScraping(t *testing.T) {
 	foreign := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": children.MonitoringGroupVersion.String(), "kind": children.KindServiceMonitor,
 		"metadata": map[string]any{"name": "theirs", "labels": map[string]any{"owner": "someone-else"}},
-		"spec": map[string]any{"selector": map[string]any{}, "endpoints": []any{map[string]any{"port": "web"}}},
+		"spec":     map[string]any{"selector": map[string]any{}, "endpoints": []any{map[string]any{"port": "web"}}},
 	}}
-	foreign, err = env.dynamic.Resource(children.ServiceMonitorResource).Namespace(ns).Create(ctx, foreign, metav1.CreateOptions{})
+	foreign, err := env.dynamic.Resource(children.ServiceMonitorResource).Namespace(ns).Create(ctx, foreign, metav1.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
