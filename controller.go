@@ -17,6 +17,7 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
@@ -44,8 +45,9 @@ const queueName = "deployobject"
 
 // Controller keeps, for every DeployObject, a Deployment, and a Service,
 // ServiceAccount, PodDisruptionBudget, HorizontalPodAutoscaler,
-// NetworkPolicy and Ingress, HTTPRoute or GRPCRoute when it asks for them,
-// that match it, and reports their state in the DeployObject's status.
+// NetworkPolicy, Ingress, HTTPRoute or GRPCRoute, and ServiceMonitor or
+// PodMonitor when it asks for them, that match it, and reports their state
+// in the DeployObject's status.
 type Controller struct {
 	kubeClient kubernetes.Interface
 	client     clientset.Interface
@@ -66,6 +68,9 @@ type Controller struct {
 	// gateway holds the HTTPRoute and GRPCRoute caches once the cluster
 	// serves them; nil runs without the Gateway API.
 	gateway *caches.GatewayRoutes
+	// monitors holds the ServiceMonitor and PodMonitor caches once the
+	// cluster serves them; nil runs without prometheus-operator.
+	monitors *caches.Monitors
 	// caches are the informers' HasSynced, by the resource each holds.
 	caches map[string]cache.InformerSynced
 	// cacheSyncTimeout bounds the wait for the caches in Run.
@@ -112,6 +117,7 @@ func NewController(
 	client clientset.Interface,
 	inf caches.Informers,
 	gateway *caches.GatewayRoutes,
+	monitors *caches.Monitors,
 	recorder record.EventRecorder,
 	metrics *metrics.ReconcileMetrics,
 ) (*Controller, error) {
@@ -137,6 +143,7 @@ func NewController(
 		ingresses:       caches.NewPackedLister[networkingv1.Ingress](inf.Ingresses.Informer().GetIndexer(), networkingv1.Resource("ingresses")),
 		policies:        caches.NewPackedLister[networkingv1.NetworkPolicy](inf.NetworkPolicies.Informer().GetIndexer(), networkingv1.Resource("networkpolicies")),
 		gateway:         gateway,
+		monitors:        monitors,
 		caches: map[string]cache.InformerSynced{
 			"deployobjects":            inf.DeployObjects.Informer().HasSynced,
 			"deployments":              inf.Deployments.Informer().HasSynced,
@@ -148,6 +155,7 @@ func NewController(
 			"ingresses":                inf.Ingresses.Informer().HasSynced,
 			"networkpolicies":          inf.NetworkPolicies.Informer().HasSynced,
 			"httproutes":               gateway.HasSynced,
+			"monitors":                 monitors.HasSynced,
 		},
 		cacheSyncTimeout: 2 * time.Minute,
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
@@ -219,18 +227,36 @@ func (c *Controller) watchGatewayAPI(ctx context.Context) {
 	if c.gateway == nil {
 		return
 	}
-	c.gateway.Run(ctx, c.childEventHandler(), func() {
+	c.gateway.Run(ctx, c.childEventHandler(), c.enqueueWanting(ctx, children.WantsGatewayRoute))
+}
+
+// watchMonitoring starts the ServiceMonitor and PodMonitor caches once
+// the cluster serves them (see caches.Monitors), then syncs every
+// DeployObject that asks for a monitor: each was left with its Monitoring
+// condition False MonitoringAPIUnavailable, without a retry, waiting for
+// this. It returns when ctx ends.
+func (c *Controller) watchMonitoring(ctx context.Context) {
+	if c.monitors == nil {
+		return
+	}
+	c.monitors.Run(ctx, c.childEventHandler(), c.enqueueWanting(ctx, children.WantsMonitoring))
+}
+
+// enqueueWanting returns what enqueues every DeployObject for which wants
+// is true, for when a kind of child comes or goes.
+func (c *Controller) enqueueWanting(ctx context.Context, wants func(*appv1.DeployObject) bool) func() {
+	return func() {
 		all, err := c.deployObjects.List(labels.Everything())
 		if err != nil {
 			utilruntime.HandleErrorWithContext(ctx, err, "Listing DeployObjects from the cache")
 			return
 		}
 		for _, d := range all {
-			if children.WantsGatewayRoute(d) {
+			if wants(d) {
 				c.enqueue(d)
 			}
 		}
-	})
+	}
 }
 
 // newRateLimiter backs off each failing key exponentially (5ms doubling up to
@@ -447,6 +473,8 @@ func metaOf(obj any) (metav1.Object, error) {
 		return o, nil
 	case *gatewayv1.GRPCRoute:
 		return o, nil
+	case *unstructured.Unstructured:
+		return o, nil
 	default:
 		return nil, fmt.Errorf("unexpected object of type %T in a child informer", obj)
 	}
@@ -574,9 +602,10 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) erro
 
 // syncChildren creates, updates or deletes the children of dobj as needed,
 // one kind after the other: the Deployment, and the Service,
-// PodDisruptionBudget, HorizontalPodAutoscaler, NetworkPolicy and Ingress
-// or Gateway API routes (see syncGatewayRoutes) when the spec asks for
-// them (pkg/children has a file for each). It
+// PodDisruptionBudget, HorizontalPodAutoscaler, NetworkPolicy, Ingress
+// or Gateway API routes (see syncGatewayRoutes) and the ServiceMonitor or
+// PodMonitor (see syncMonitors) when the spec asks for them (pkg/children
+// has a file for each). It
 // returns the children as they are afterwards, with the problems that kept
 // any of them from being made, and a short description of each write, for
 // the event. A child that is blocked does not keep the others from being
@@ -698,7 +727,58 @@ func (c *Controller) syncChildren(ctx context.Context, dobj *appv1.DeployObject)
 	if err := c.syncGatewayRoutes(ctx, dobj, &out, record, recheckOwner); err != nil {
 		return out, actions, err
 	}
+	if err := c.syncMonitors(ctx, dobj, &out, record, recheckOwner); err != nil {
+		return out, actions, err
+	}
 	return out, actions, nil
+}
+
+// syncMonitors brings dobj's ServiceMonitor or PodMonitor in line, as
+// syncChildren does its other children, the kind the spec asks for first,
+// so that a switch of kind deletes the other one only once the new one is
+// made. A kind the cluster does not serve has no monitor to delete either;
+// that the one asked for is not served is reported in the Monitoring
+// condition alone (Ready does not wait for scraping that cannot be set
+// up), and not retried: watchMonitoring syncs dobj again once the kind is
+// served.
+func (c *Controller) syncMonitors(ctx context.Context, dobj *appv1.DeployObject, out *status.Outcome, record func(kind, action string, err error) error, recheckOwner func(context.Context) error) error {
+	ns := dobj.Namespace
+	want := children.MonitorKind(dobj)
+	kinds := []string{children.KindServiceMonitor, children.KindPodMonitor}
+	if want == children.KindPodMonitor {
+		slices.Reverse(kinds)
+	}
+	for _, kind := range kinds {
+		lister := c.monitors.Lister(kind)
+		if lister == nil {
+			if kind == want {
+				out.MonitoringUnavailable = children.MonitoringUnavailableMessage(dobj, kind)
+			}
+			continue
+		}
+		desired, err := children.DesiredMonitor(dobj, kind)
+		if err != nil {
+			return err
+		}
+		client := children.DynamicClient{ResourceInterface: c.monitors.Client.Resource(children.MonitorResource(kind)).Namespace(ns)}
+		synced, action, err := children.SyncOptional(ctx, dobj, kind == want, desired,
+			children.UpdatedOps(kind, caches.MonitorsIn(lister, ns), client, children.MergeMonitor, recheckOwner))
+		if children.IsResourceNotServed(err) {
+			// The CRD was removed since the cache was built.
+			c.monitors.Lost(kind)
+			if kind == want {
+				out.MonitoringUnavailable = children.MonitoringUnavailableMessage(dobj, kind)
+			}
+			continue
+		}
+		if kind == want {
+			out.Monitor = synced
+		}
+		if err := record(kind, action, err); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // deleteSuperseded deletes what older pod templates of dobj used and no

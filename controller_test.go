@@ -30,12 +30,14 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/diff"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	dynamicfake "k8s.io/client-go/dynamic/fake"
 	kubeinformers "k8s.io/client-go/informers"
 	coreinformers "k8s.io/client-go/informers/core/v1"
 	"k8s.io/client-go/kubernetes"
@@ -90,6 +92,12 @@ type fixture struct {
 	// gatewayAPI: the cluster serves HTTPRoutes, and their cache has
 	// synced.
 	gatewayAPI bool
+	// monitors are ServiceMonitors and PodMonitors; monitoring: the
+	// cluster serves both, and their caches have synced.
+	monitors   []*unstructured.Unstructured
+	monitoring bool
+	// unlistedMonitors are in the API server but not in the caches.
+	unlistedMonitors []*unstructured.Unstructured
 	// unlisted are objects the API server has but the informers do not,
 	// like children without the managed-by label.
 	unlisted []runtime.Object
@@ -105,6 +113,7 @@ type fixture struct {
 	client        *fake.Clientset
 	kubeClient    *k8sfake.Clientset
 	gatewayClient *gatewayfake.Clientset
+	dynamicClient *dynamicfake.FakeDynamicClient
 	recorder      *record.FakeRecorder
 	// dobjIndexer and deployIndexer are the DeployObject and Deployment
 	// caches of the last newController.
@@ -186,12 +195,32 @@ func (f *fixture) newController(ctx context.Context) *Controller {
 		}
 		gateway.GRPCLister = gatewaylisters.NewGRPCRouteLister(grpcRoutes)
 	}
+	var monitorObjs []runtime.Object
+	for _, m := range append(slices.Clone(f.monitors), f.unlistedMonitors...) {
+		monitorObjs = append(monitorObjs, m)
+	}
+	f.dynamicClient = dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), map[schema.GroupVersionResource]string{
+		children.ServiceMonitorResource: "ServiceMonitorList",
+		children.PodMonitorResource:     "PodMonitorList",
+	}, monitorObjs...)
+	monitors := &caches.Monitors{Client: f.dynamicClient}
+	if f.monitoring {
+		byKind := map[string]cache.Indexer{}
+		for _, kind := range []string{children.KindServiceMonitor, children.KindPodMonitor} {
+			byKind[kind] = cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{})
+		}
+		for _, m := range f.monitors {
+			mustAdd(f.t, byKind[m.GetKind()], m.DeepCopy())
+		}
+		monitors.ServiceMonitorLister = cache.NewGenericLister(byKind[children.KindServiceMonitor], children.ServiceMonitorResource.GroupResource())
+		monitors.PodMonitorLister = cache.NewGenericLister(byKind[children.KindPodMonitor], children.PodMonitorResource.GroupResource())
+	}
 	f.recorder = record.NewFakeRecorder(10)
 
 	factory := informers.NewSharedInformerFactory(f.client, 0)
 	kubeFactory := kubeinformers.NewSharedInformerFactory(f.kubeClient, 0)
 	c, err := NewController(ctx, f.kubeClient, f.client, caches.InformersOf(factory, kubeFactory),
-		gateway,
+		gateway, monitors,
 		f.recorder, nil)
 	if err != nil {
 		f.t.Fatalf("NewController: %v", err)
@@ -268,7 +297,7 @@ func (f *fixture) sync() (error, []core.Action) {
 	_, ctx := ktesting.NewTestContext(f.t)
 	c := f.newController(ctx)
 	err := c.syncHandler(ctx, testobjects.TestKey)
-	return err, writes(f.kubeClient.Actions(), f.client.Actions(), f.gatewayClient.Actions())
+	return err, writes(f.kubeClient.Actions(), f.client.Actions(), f.gatewayClient.Actions(), f.dynamicClient.Actions())
 }
 
 func writes(lists ...[]core.Action) []core.Action {
@@ -3169,4 +3198,200 @@ func TestJSONLogsOfASyncCarryTheKey(t *testing.T) {
 	if !slices.Contains(msgs, "Sync failed, retrying with backoff") || !slices.Contains(msgs, "Wrote status") {
 		t.Errorf("logged %q, want the failure and the status write of the retry", msgs)
 	}
+}
+
+// monitoredStatus is dobj's status once its children, with monitor, are
+// live and rolled out.
+func monitoredStatus(dobj *appv1.DeployObject, monitor *unstructured.Unstructured) appv1.DeployObjectStatus {
+	return status.Compute(dobj, status.Outcome{Deployment: testobjects.LiveDeployment(dobj), Service: testobjects.LiveService(dobj), Monitor: monitor, DeploymentHash: testobjects.MustHash(dobj)}, testobjects.Earlier)
+}
+
+func TestSyncMonitoring(t *testing.T) {
+	t.Run("without prometheus-operator, Ready is not held back", func(t *testing.T) {
+		f := newFixture(t)
+		dobj := testobjects.NewDeployObject(testobjects.WithServiceMonitor)
+		f.withLiveChildren(dobj)
+		err, actions := f.sync()
+		// Not retried: watchMonitoring syncs it again once monitors are
+		// served.
+		if err != nil {
+			t.Fatalf("sync: %v, want no retry", err)
+		}
+		expectActions(t, actions, "patch deployobjects/status")
+		if r := readyOf(t, actions[0]); r.Status != metav1.ConditionTrue || r.Reason != appv1.ReasonAvailable {
+			t.Errorf("Ready = %+v, want True: the application runs without scraping", r)
+		}
+		if c := conditionOf(t, actions[0], appv1.ConditionMonitoring); c == nil || c.Status != metav1.ConditionFalse || c.Reason != appv1.ReasonMonitoringAPIUnavailable || !strings.Contains(c.Message, "prometheus-operator's CRDs are not installed") {
+			t.Errorf("Monitoring condition = %+v, want MonitoringAPIUnavailable", c)
+		}
+	})
+	t.Run("ServiceMonitor created", func(t *testing.T) {
+		f := newFixture(t)
+		f.monitoring = true
+		dobj := testobjects.NewDeployObject(testobjects.WithServiceMonitor)
+		f.withLiveChildren(dobj)
+		err, actions := f.sync()
+		if err != nil {
+			t.Fatalf("sync: %v", err)
+		}
+		// The fixture lists the dynamic client's actions last.
+		expectActions(t, actions, "patch deployobjects/status", "create servicemonitors")
+		want := testobjects.MustDesiredMonitor(dobj, children.KindServiceMonitor)
+		if got := actions[1].(core.CreateAction).GetObject(); !equality.Semantic.DeepEqual(got, want) {
+			t.Errorf("created ServiceMonitor differs from desired:\n%s", diff.Diff(want, got))
+		}
+		if c := conditionOf(t, actions[0], appv1.ConditionMonitoring); c == nil || c.Status != metav1.ConditionTrue || c.Reason != appv1.ReasonMonitorCreated || c.Message != "ServiceMonitor web scrapes port http of Service web at /metrics" {
+			t.Errorf("Monitoring condition = %+v, want MonitorCreated", c)
+		}
+		if r := readyOf(t, actions[0]); r.Status != metav1.ConditionTrue {
+			t.Errorf("Ready = %+v, want True", r)
+		}
+	})
+	t.Run("Ready waits for a monitor that cannot be made", func(t *testing.T) {
+		_, actions, err := syncRefusingMonitor(t, apierrors.NewForbidden(children.ServiceMonitorResource.GroupResource(), "web", errors.New("RBAC: access denied")))
+		var blocked *children.BlockedError
+		if !errors.As(err, &blocked) {
+			t.Fatalf("sync: %v, want a retry of the blocked monitor", err)
+		}
+		expectActions(t, actions, "patch deployobjects/status", "create servicemonitors")
+		if r := readyOf(t, actions[0]); r.Reason != appv1.ReasonForbidden || !strings.Contains(r.Message, "ServiceMonitor web") {
+			t.Errorf("Ready = %+v, want Forbidden naming the ServiceMonitor", r)
+		}
+		if c := conditionOf(t, actions[0], appv1.ConditionMonitoring); c == nil || c.Reason != appv1.ReasonForbidden {
+			t.Errorf("Monitoring condition = %+v, want Forbidden", c)
+		}
+	})
+	t.Run("steady state writes nothing, with a CRD's defaults and others' keys", func(t *testing.T) {
+		f := newFixture(t)
+		f.monitoring = true
+		dobj := testobjects.NewDeployObject(testobjects.WithServiceMonitor)
+		f.withLiveChildren(dobj)
+		live := testobjects.LiveMonitor(dobj, children.KindServiceMonitor)
+		live.SetLabels(children.WithLabels(live.GetLabels(), map[string]string{"team": "shop"}))
+		live.SetAnnotations(children.WithLabels(live.GetAnnotations(), map[string]string{"note": "x"}))
+		f.monitors = []*unstructured.Unstructured{live}
+		dobj.Status = monitoredStatus(dobj, live)
+		err, actions := f.sync()
+		if err != nil {
+			t.Fatalf("sync: %v", err)
+		}
+		expectActions(t, actions)
+	})
+	t.Run("drift corrected, others' label kept", func(t *testing.T) {
+		f := newFixture(t)
+		f.monitoring = true
+		dobj := testobjects.NewDeployObject(testobjects.WithServiceMonitor)
+		f.withLiveChildren(dobj)
+		drifted := testobjects.LiveMonitor(dobj, children.KindServiceMonitor)
+		drifted.Object["spec"].(map[string]any)["endpoints"] = []any{map[string]any{"port": "http", "interval": "5s"}}
+		drifted.SetLabels(children.WithLabels(drifted.GetLabels(), map[string]string{"team": "shop"}))
+		f.monitors = []*unstructured.Unstructured{drifted}
+		dobj.Status = monitoredStatus(dobj, drifted)
+		err, actions := f.sync()
+		if err != nil {
+			t.Fatalf("sync: %v", err)
+		}
+		expectActions(t, actions, "get servicemonitors", "update servicemonitors")
+		got := actions[1].(core.UpdateAction).GetObject().(*unstructured.Unstructured)
+		want := testobjects.MustDesiredMonitor(dobj, children.KindServiceMonitor)
+		if !equality.Semantic.DeepEqual(got.Object["spec"], want.Object["spec"]) || got.GetUID() != "uid-servicemonitor" || got.GetLabels()["team"] != "shop" {
+			t.Errorf("updated ServiceMonitor = %v, want the desired spec back on the same object with the team label", got.Object)
+		}
+	})
+	t.Run("switched to a sidecar's port: a PodMonitor, then the ServiceMonitor deleted", func(t *testing.T) {
+		f := newFixture(t)
+		f.monitoring = true
+		before := testobjects.NewDeployObject(testobjects.WithServiceMonitor)
+		dobj := testobjects.NewDeployObject(testobjects.WithPodMonitor)
+		f.withLiveChildren(dobj)
+		f.monitors = []*unstructured.Unstructured{testobjects.LiveMonitor(before, children.KindServiceMonitor)}
+		err, actions := f.sync()
+		if err != nil {
+			t.Fatalf("sync: %v", err)
+		}
+		expectActions(t, actions, "patch deployobjects/status", "create podmonitors", "delete servicemonitors")
+		if uid := actions[2].(core.DeleteAction).GetDeleteOptions().Preconditions.UID; uid == nil || *uid != "uid-servicemonitor" {
+			t.Errorf("delete preconditions UID = %v, want uid-servicemonitor", uid)
+		}
+		if c := conditionOf(t, actions[0], appv1.ConditionMonitoring); c == nil || c.Status != metav1.ConditionTrue || !strings.HasPrefix(c.Message, "PodMonitor web scrapes port exporter") {
+			t.Errorf("Monitoring condition = %+v, want the PodMonitor", c)
+		}
+	})
+	t.Run("removed with the field", func(t *testing.T) {
+		f := newFixture(t)
+		f.monitoring = true
+		dobj := testobjects.NewDeployObject()
+		f.withLiveChildren(dobj)
+		f.monitors = []*unstructured.Unstructured{testobjects.LiveMonitor(testobjects.NewDeployObject(testobjects.WithServiceMonitor), children.KindServiceMonitor)}
+		err, actions := f.sync()
+		if err != nil {
+			t.Fatalf("sync: %v", err)
+		}
+		expectActions(t, actions, "delete servicemonitors")
+		if uid := actions[0].(core.DeleteAction).GetDeleteOptions().Preconditions.UID; uid == nil || *uid != "uid-servicemonitor" {
+			t.Errorf("delete preconditions UID = %v, want uid-servicemonitor", uid)
+		}
+	})
+	t.Run("foreign one left alone", func(t *testing.T) {
+		f := newFixture(t)
+		f.monitoring = true
+		dobj := testobjects.NewDeployObject(testobjects.WithServiceMonitor)
+		f.withLiveChildren(dobj)
+		foreign := testobjects.LiveMonitor(dobj, children.KindServiceMonitor)
+		foreign.SetOwnerReferences(nil)
+		foreign.SetLabels(map[string]string{"team": "obs"})
+		f.unlistedMonitor(foreign)
+		err, actions := f.sync()
+		var blocked *children.BlockedError
+		if !errors.As(err, &blocked) {
+			t.Fatalf("sync: %v, want a retry of the conflict", err)
+		}
+		// Made, found taken, read: never written.
+		expectActions(t, actions, "patch deployobjects/status", "create servicemonitors", "get servicemonitors")
+		if r := readyOf(t, actions[0]); r.Reason != appv1.ReasonResourceConflict {
+			t.Errorf("Ready = %+v, want ResourceConflict", r)
+		}
+	})
+	// prometheus-operator's CRDs removed while the controller runs: the
+	// create is answered 404 for the resource; the condition says why, and
+	// the cache is given up until discovery shows them again.
+	t.Run("prometheus-operator removed", func(t *testing.T) {
+		c, actions, err := syncRefusingMonitor(t, apierrors.NewNotFound(schema.GroupResource{}, ""))
+		if err != nil {
+			t.Fatalf("sync: %v, want no retry", err)
+		}
+		expectActions(t, actions, "patch deployobjects/status", "create servicemonitors")
+		if c := conditionOf(t, actions[0], appv1.ConditionMonitoring); c == nil || c.Reason != appv1.ReasonMonitoringAPIUnavailable {
+			t.Errorf("Monitoring condition = %+v, want MonitoringAPIUnavailable", c)
+		}
+		if r := readyOf(t, actions[0]); r.Status != metav1.ConditionTrue {
+			t.Errorf("Ready = %+v, want True", r)
+		}
+		if c.monitors.Lister(children.KindServiceMonitor) != nil {
+			t.Error("the ServiceMonitor cache is still read after the 404")
+		}
+	})
+}
+
+// syncRefusingMonitor syncs a DeployObject with live children that asks
+// for a ServiceMonitor, which the API server refuses to create with
+// refusal, and returns the controller, the writes and the sync's error.
+func syncRefusingMonitor(t *testing.T, refusal error) (*Controller, []core.Action, error) {
+	t.Helper()
+	f := newFixture(t)
+	f.monitoring = true
+	f.withLiveChildren(testobjects.NewDeployObject(testobjects.WithServiceMonitor))
+	_, ctx := ktesting.NewTestContext(t)
+	c := f.newController(ctx)
+	f.dynamicClient.PrependReactor("create", "servicemonitors", func(core.Action) (bool, runtime.Object, error) {
+		return true, nil, refusal
+	})
+	err := c.syncHandler(ctx, testobjects.TestKey)
+	return c, writes(f.kubeClient.Actions(), f.client.Actions(), f.dynamicClient.Actions()), err
+}
+
+// unlistedMonitor puts m in the API server but not in the cache, as a
+// monitor without the managed-by label is.
+func (f *fixture) unlistedMonitor(m *unstructured.Unstructured) {
+	f.unlistedMonitors = append(f.unlistedMonitors, m)
 }

@@ -1,8 +1,8 @@
 // Command deployobject-controller keeps, for every DeployObject
 // (app.deployobject.dev/v1), a Deployment and, when the DeployObject asks
 // for them, a Service, ServiceAccount, PodDisruptionBudget,
-// HorizontalPodAutoscaler, NetworkPolicy and Ingress, HTTPRoute or GRPCRoute
-// in line with it, and
+// HorizontalPodAutoscaler, NetworkPolicy, Ingress, HTTPRoute or GRPCRoute,
+// and ServiceMonitor or PodMonitor in line with it, and
 // reports their state in the DeployObject's status.
 //
 // main.go wires the process (flags, clients, informers, leader election,
@@ -20,6 +20,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	coreinformers "k8s.io/client-go/informers/core/v1"
 	kubescheme "k8s.io/client-go/kubernetes/scheme"
@@ -138,6 +139,14 @@ func run(ctx context.Context, opts *options.Options) error {
 				return caches.NewGRPCRouteInformer(gatewayClient, opts.Namespace, caches.NamedInformers{Name: informerName, Metrics: controllerMetrics.Informers})
 			},
 		},
+		&caches.Monitors{
+			Client:    apiClients.Dynamic,
+			Discovery: kubeClient.Discovery(),
+			Recheck:   caches.MonitoringRecheck,
+			Informer: func(resource schema.GroupVersionResource) (cache.SharedIndexInformer, error) {
+				return caches.NewMonitorInformer(apiClients.Dynamic, resource, opts.Namespace, caches.NamedInformers{Name: informerName, Metrics: controllerMetrics.Informers})
+			},
+		},
 		recorder, controllerMetrics.Reconcile)
 	if err != nil {
 		return err
@@ -168,6 +177,8 @@ func run(ctx context.Context, opts *options.Options) error {
 	// HTTPRoutes are watched once the cluster serves them, which it may
 	// start doing at any time.
 	go controller.watchGatewayAPI(ctx)
+	// So are ServiceMonitors and PodMonitors.
+	go controller.watchMonitoring(ctx)
 
 	elector, err := leaderelection.New(opts, inCluster, apiClients.Lease)
 	if err != nil {

@@ -237,8 +237,9 @@ func TestValidObjects(t *testing.T) {
 		}()},
 		{"UDP and TCP on one port number", func() map[string]any {
 			o := cases.Valid("dns")
-			// The liveness probe names the port "http".
+			// The liveness probe names the port "http", monitoring "metrics".
 			delete(o["spec"].(map[string]any), "livenessProbe")
+			delete(o["spec"].(map[string]any), "monitoring")
 			o["spec"].(map[string]any)["ports"] = []any{
 				map[string]any{"name": "dns-udp", "containerPort": int64(53), "protocol": "UDP"},
 				map[string]any{"name": "dns-tcp", "containerPort": int64(53), "protocol": "TCP"},

@@ -15,10 +15,11 @@ import (
 // be valid, with the fewest each must hold, so that an example whose kind
 // was mistyped (and so skipped) does not go unnoticed.
 var docsWithExamples = map[string]int{
-	"networking.md":  10,
-	"identity.md":    5,
-	"autoscaling.md": 6,
-	"files.md":       2,
+	"networking.md":              10,
+	"identity.md":                5,
+	"autoscaling.md":             6,
+	"files.md":                   2,
+	"monitoring-applications.md": 3,
 }
 
 // TestDocsExamples: every DeployObject in a ```yaml block of the manual

@@ -2,16 +2,11 @@ package caches
 
 import (
 	"context"
-	"fmt"
 	"sync"
-	"sync/atomic"
 	"time"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/tools/cache"
-	"k8s.io/klog/v2"
 	gatewayclient "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned"
 	gatewaylisters "sigs.k8s.io/gateway-api/pkg/client/listers/apis/v1"
 
@@ -25,10 +20,7 @@ import (
 const GatewayAPIRecheck = 20 * time.Second
 
 // GatewayRoutes are the HTTPRoute and GRPCRoute caches, each of which
-// exists only once the cluster serves its kind. Without the Gateway API
-// CRDs, an informer for them could never sync and would hold back every
-// other sync; instead the controller starts it when discovery first shows
-// the CRDs, without a restart.
+// exists only once the cluster serves its kind (see discovered).
 type GatewayRoutes struct {
 	Client    gatewayclient.Interface
 	Discovery discovery.DiscoveryInterface
@@ -39,40 +31,21 @@ type GatewayRoutes struct {
 	// Recheck is GatewayAPIRecheck, or shorter in tests.
 	Recheck time.Duration
 
-	mu         sync.RWMutex
+	// Lister and GRPCLister are read and set with d.mu held, except by
+	// tests that set them before any sync.
 	Lister     gatewaylisters.HTTPRouteLister
 	GRPCLister gatewaylisters.GRPCRouteLister
 	// http and grpc follow the two informers; made by kinds.
-	http, grpc *routeKind
+	http, grpc *discoveredKind
 	once       sync.Once
-	// decided: discovery has answered, and the cache of every kind the
-	// cluster serves has synced. Until then syncs wait (see HasSynced): a
-	// DeployObject synced before the cache of a cluster that serves its
-	// route would be reported GatewayAPIUnavailable for a moment at every
-	// restart.
-	decided atomic.Bool
+	d          discovered
 }
 
-// routeKind is what GatewayRoutes follows of one kind of route.
-type routeKind struct {
-	resource, kind string
-	build          func() (cache.SharedIndexInformer, error)
-	// set makes the kind's lister read indexer, or takes it away (nil);
-	// with mu held.
-	set    func(indexer cache.Indexer)
-	listed func() bool
-	inf    cache.SharedIndexInformer
-	// listedVersion is the informer's LastSyncResourceVersion, and lostAt
-	// its value when the lister was withdrawn.
-	listedVersion func() string
-	lostAt        string
-	reported      bool
-}
-
-// kinds are the two route kinds, made once.
-func (g *GatewayRoutes) kinds() (*routeKind, *routeKind) {
+// kinds are the two route kinds, made once, with the discovery that
+// follows them.
+func (g *GatewayRoutes) kinds() (*discoveredKind, *discoveredKind) {
 	g.once.Do(func() {
-		g.http = &routeKind{resource: "httproutes", kind: children.KindHTTPRoute, build: g.Informer,
+		g.http = &discoveredKind{resource: "httproutes", kind: children.KindHTTPRoute, build: g.Informer,
 			set: func(i cache.Indexer) {
 				g.Lister = nil
 				if i != nil {
@@ -80,7 +53,7 @@ func (g *GatewayRoutes) kinds() (*routeKind, *routeKind) {
 				}
 			},
 			listed: func() bool { return g.Lister != nil }}
-		g.grpc = &routeKind{resource: "grpcroutes", kind: children.KindGRPCRoute, build: g.GRPCInformer,
+		g.grpc = &discoveredKind{resource: "grpcroutes", kind: children.KindGRPCRoute, build: g.GRPCInformer,
 			set: func(i cache.Indexer) {
 				g.GRPCLister = nil
 				if i != nil {
@@ -88,6 +61,8 @@ func (g *GatewayRoutes) kinds() (*routeKind, *routeKind) {
 				}
 			},
 			listed: func() bool { return g.GRPCLister != nil }}
+		g.d.groupVersion, g.d.discovery, g.d.recheck = children.GatewayAPIGroupVersion, g.Discovery, g.Recheck
+		g.d.kinds = []*discoveredKind{g.http, g.grpc}
 	})
 	return g.http, g.grpc
 }
@@ -96,7 +71,7 @@ func (g *GatewayRoutes) kinds() (*routeKind, *routeKind) {
 // HTTPRoutes and GRPCRoutes is known, and the caches of those it serves
 // have synced.
 func (g *GatewayRoutes) HasSynced() bool {
-	return g == nil || g.decided.Load()
+	return g == nil || g.d.hasSynced()
 }
 
 // Routes is the HTTPRoute lister, or nil while the cluster does not serve
@@ -105,8 +80,8 @@ func (g *GatewayRoutes) Routes() gatewaylisters.HTTPRouteLister {
 	if g == nil {
 		return nil
 	}
-	g.mu.RLock()
-	defer g.mu.RUnlock()
+	g.d.mu.RLock()
+	defer g.d.mu.RUnlock()
 	return g.Lister
 }
 
@@ -116,112 +91,23 @@ func (g *GatewayRoutes) GRPCRoutes() gatewaylisters.GRPCRouteLister {
 	if g == nil {
 		return nil
 	}
-	g.mu.RLock()
-	defer g.mu.RUnlock()
+	g.d.mu.RLock()
+	defer g.d.mu.RUnlock()
 	return g.GRPCLister
 }
 
 // served asks discovery which of the route resources the cluster serves.
 func (g *GatewayRoutes) served() (map[string]bool, error) {
-	list, err := g.Discovery.ServerResourcesForGroupVersion(children.GatewayAPIGroupVersion.String())
-	if apierrors.IsNotFound(err) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("discovering %s: %w", children.GatewayAPIGroupVersion, err)
-	}
-	served := map[string]bool{}
-	for _, r := range list.APIResources {
-		served[r.Name] = true
-	}
-	return served, nil
+	g.kinds()
+	return g.d.served()
 }
 
 // Run follows whether the cluster serves HTTPRoutes and GRPCRoutes, asking
-// discovery every Recheck, until ctx ends. Once it serves a kind, Run
-// starts its informer with handler, makes its lister available once it
-// has synced, and calls changed. Once it no longer does (the Gateway API
-// CRDs removed, or Lost reports a write answered as if), the lister is
-// withdrawn and changed called again; the informer keeps running, its
-// lists failing until the CRDs are back, and the lister returns once
-// discovery shows the kind again and the informer has listed anew.
+// discovery every Recheck, until ctx ends, starting and withdrawing their
+// caches (see discovered.run).
 func (g *GatewayRoutes) Run(ctx context.Context, handler cache.ResourceEventHandler, changed func()) {
-	logger := klog.FromContext(ctx)
-	httpRoutes, grpcRoutes := g.kinds()
-	_ = wait.PollUntilContextCancel(ctx, g.Recheck, true, func(context.Context) (bool, error) {
-		served, err := g.served()
-		if err != nil {
-			logger.V(2).Info("Could not discover the Gateway API; asking again", "err", err, "in", g.Recheck)
-			return false, nil
-		}
-		anyChange := false
-		for _, k := range []*routeKind{httpRoutes, grpcRoutes} {
-			change, err := g.step(ctx, k, served[k.resource], handler)
-			if err != nil {
-				logger.Error(err, "Starting a Gateway API route informer", "kind", k.kind)
-				return true, nil
-			}
-			if ctx.Err() != nil {
-				return true, nil
-			}
-			anyChange = anyChange || change
-		}
-		g.decided.Store(true)
-		if anyChange {
-			changed()
-		}
-		return false, nil
-	})
-}
-
-// step brings k in line with whether the cluster serves it, and reports
-// whether its lister came or went.
-func (g *GatewayRoutes) step(ctx context.Context, k *routeKind, served bool, handler cache.ResourceEventHandler) (bool, error) {
-	logger := klog.FromContext(ctx).WithValues("kind", k.kind, "groupVersion", children.GatewayAPIGroupVersion)
-	// A kind without an informer to build is followed as if not served.
-	served = served && k.build != nil
-	listed := g.listed(k)
-	switch {
-	case !served && listed:
-		g.withdraw(k)
-		logger.Info("The cluster no longer serves this Gateway API route; routes with parentRefs wait for it again")
-		return true, nil
-	case !served && !k.reported:
-		logger.Info("The cluster does not serve this Gateway API route; routes with parentRefs wait for it", "recheck", g.Recheck)
-		k.reported = true
-	case served && k.inf == nil:
-		inf, err := g.start(ctx, k, handler)
-		if err != nil {
-			return false, err
-		}
-		k.inf = inf
-		if !cache.WaitForNamedCacheSyncWithContext(ctx, inf.HasSynced) {
-			return false, nil
-		}
-		g.offer(k)
-		logger.Info("Watching this Gateway API route")
-		return true, nil
-	case served && !listed && g.relisted(k):
-		g.offer(k)
-		k.reported = false
-		logger.Info("Watching this Gateway API route again")
-		return true, nil
-	}
-	return false, nil
-}
-
-// start builds k's informer with handler and runs it until ctx ends.
-func (g *GatewayRoutes) start(ctx context.Context, k *routeKind, handler cache.ResourceEventHandler) (cache.SharedIndexInformer, error) {
-	inf, err := k.build()
-	if err != nil {
-		return nil, err
-	}
-	logger := klog.FromContext(ctx)
-	if _, err := inf.AddEventHandlerWithOptions(handler, cache.HandlerOptions{Logger: &logger}); err != nil {
-		return nil, fmt.Errorf("adding the %s event handler: %w", k.kind, err)
-	}
-	go inf.RunWithContext(ctx)
-	return inf, nil
+	g.kinds()
+	g.d.run(ctx, handler, changed)
 }
 
 // Lost reports that a write of an HTTPRoute was answered as if the cluster
@@ -233,7 +119,7 @@ func (g *GatewayRoutes) start(ctx context.Context, k *routeKind, handler cache.R
 func (g *GatewayRoutes) Lost() {
 	if g != nil {
 		k, _ := g.kinds()
-		g.lose(k)
+		g.d.lose(k)
 	}
 }
 
@@ -241,49 +127,6 @@ func (g *GatewayRoutes) Lost() {
 func (g *GatewayRoutes) LostGRPC() {
 	if g != nil {
 		_, k := g.kinds()
-		g.lose(k)
+		g.d.lose(k)
 	}
-}
-
-func (g *GatewayRoutes) lose(k *routeKind) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if k.listed() && k.listedVersion != nil {
-		k.lostAt = k.listedVersion()
-	}
-	k.set(nil)
-}
-
-// listed reports whether k's lister is offered.
-func (g *GatewayRoutes) listed(k *routeKind) bool {
-	g.mu.RLock()
-	defer g.mu.RUnlock()
-	return k.listed()
-}
-
-// withdraw takes k's lister away, noting the version its informer had
-// listed.
-func (g *GatewayRoutes) withdraw(k *routeKind) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	k.set(nil)
-	k.lostAt = k.inf.LastSyncResourceVersion()
-}
-
-// offer makes k's informer's lister the one syncs read.
-func (g *GatewayRoutes) offer(k *routeKind) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	k.set(k.inf.GetIndexer())
-	k.listedVersion = k.inf.LastSyncResourceVersion
-	k.lostAt = ""
-}
-
-// relisted reports whether k's informer has listed since the lister was
-// withdrawn, so that its cache no longer holds the routes the CRDs took
-// with them.
-func (g *GatewayRoutes) relisted(k *routeKind) bool {
-	g.mu.RLock()
-	defer g.mu.RUnlock()
-	return k.lostAt == "" || k.inf.LastSyncResourceVersion() != k.lostAt
 }

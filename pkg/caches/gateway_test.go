@@ -43,18 +43,27 @@ func TestGatewayAPIServed(t *testing.T) {
 	}
 }
 
-// switchableDiscovery serves HTTPRoutes once served is set, as a cluster
-// does once the Gateway API CRDs are installed.
+// switchableDiscovery serves HTTPRoutes and GRPCRoutes (or resources, when
+// set) once served is set, as a cluster does once the CRDs are installed.
 type switchableDiscovery struct {
 	discovery.DiscoveryInterface
-	served atomic.Bool
+	served    atomic.Bool
+	resources []string
 }
 
 func (d *switchableDiscovery) ServerResourcesForGroupVersion(gv string) (*metav1.APIResourceList, error) {
 	if !d.served.Load() {
 		return nil, apierrors.NewNotFound(schema.GroupResource{}, gv)
 	}
-	return &metav1.APIResourceList{GroupVersion: gv, APIResources: []metav1.APIResource{{Name: "httproutes"}, {Name: "grpcroutes"}}}, nil
+	names := d.resources
+	if names == nil {
+		names = []string{"httproutes", "grpcroutes"}
+	}
+	list := &metav1.APIResourceList{GroupVersion: gv}
+	for _, n := range names {
+		list.APIResources = append(list.APIResources, metav1.APIResource{Name: n})
+	}
+	return list, nil
 }
 
 // testGatewayRoutes is a GatewayRoutes over client and disc that asks

@@ -7,6 +7,7 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	appv1 "deployobject.dev/controller/pkg/apis/app/v1"
@@ -59,6 +60,12 @@ func Transform(obj any) (any, error) {
 		return children.SlimHTTPRoute(o), nil
 	case *gatewayv1.GRPCRoute:
 		return children.SlimGRPCRoute(o), nil
+	case *unstructured.Unstructured:
+		// The one kind of unstructured child: prometheus-operator's
+		// monitors.
+		if o.GroupVersionKind().GroupVersion() == children.MonitoringGroupVersion {
+			return children.SlimMonitor(o), nil
+		}
 	}
 	return obj, nil
 }

@@ -119,3 +119,56 @@ func coversByName(live, desired reflect.Value, names map[string]int) bool {
 	}
 	return found == len(names)
 }
+
+// CoversJSON is Covers for objects held as JSON values (maps, lists and
+// scalars, as unstructured objects hold them): live holds every value of
+// desired; extra keys of live's maps are allowed, lists must match element
+// by element. Numbers compare by value, as a decoder may hold an integer as
+// int64 or float64.
+func CoversJSON(live, desired any) bool {
+	switch d := desired.(type) {
+	case map[string]any:
+		l, ok := live.(map[string]any)
+		if !ok {
+			return false
+		}
+		for k, v := range d {
+			lv, ok := l[k]
+			if !ok || !CoversJSON(lv, v) {
+				return false
+			}
+		}
+		return true
+	case []any:
+		l, ok := live.([]any)
+		if !ok || len(l) != len(d) {
+			return false
+		}
+		for i := range d {
+			if !CoversJSON(l[i], d[i]) {
+				return false
+			}
+		}
+		return true
+	}
+	if ln, ok := jsonNumber(live); ok {
+		dn, ok := jsonNumber(desired)
+		return ok && ln == dn
+	}
+	return live == desired
+}
+
+// jsonNumber is v as a float64, when it is a number.
+func jsonNumber(v any) (float64, bool) {
+	switch n := v.(type) {
+	case int64:
+		return float64(n), true
+	case float64:
+		return n, true
+	case int:
+		return float64(n), true
+	case int32:
+		return float64(n), true
+	}
+	return 0, false
+}

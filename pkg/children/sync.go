@@ -6,7 +6,9 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/dynamic"
 
 	appv1 "deployobject.dev/controller/pkg/apis/app/v1"
 )
@@ -187,3 +189,28 @@ func joinActions(a, b string) string {
 	}
 	return a + ", " + b
 }
+
+// DynamicClient is the Client of a kind of child held as unstructured
+// objects, through the dynamic client, whose methods also take
+// subresources.
+type DynamicClient struct {
+	dynamic.ResourceInterface
+}
+
+func (c DynamicClient) Create(ctx context.Context, obj *unstructured.Unstructured, opts metav1.CreateOptions) (*unstructured.Unstructured, error) {
+	return c.ResourceInterface.Create(ctx, obj, opts)
+}
+
+func (c DynamicClient) Get(ctx context.Context, name string, opts metav1.GetOptions) (*unstructured.Unstructured, error) {
+	return c.ResourceInterface.Get(ctx, name, opts)
+}
+
+func (c DynamicClient) Update(ctx context.Context, obj *unstructured.Unstructured, opts metav1.UpdateOptions) (*unstructured.Unstructured, error) {
+	return c.ResourceInterface.Update(ctx, obj, opts)
+}
+
+func (c DynamicClient) Delete(ctx context.Context, name string, opts metav1.DeleteOptions) error {
+	return c.ResourceInterface.Delete(ctx, name, opts)
+}
+
+var _ Client[*unstructured.Unstructured] = DynamicClient{}

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -28,6 +29,9 @@ type Set struct {
 	DeployObjects clientset.Interface
 	// Gateway reads and writes HTTPRoutes, in JSON likewise.
 	Gateway gatewayclient.Interface
+	// Dynamic reads and writes prometheus-operator's ServiceMonitors and
+	// PodMonitors as unstructured objects, in JSON likewise.
+	Dynamic dynamic.Interface
 	// Lease renews the leader lease, with a rate limit and a timeout of
 	// its own, so that a busy reconcile loop cannot delay a renewal.
 	Lease kubernetes.Interface
@@ -49,11 +53,15 @@ func New(cfg *rest.Config, contentType string, renewDeadline time.Duration) (*Se
 	if err != nil {
 		return nil, fmt.Errorf("creating Gateway API client: %w", err)
 	}
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("creating the dynamic client: %w", err)
+	}
 	lease, err := kubernetes.NewForConfig(BuiltIn(LeaderElection(cfg, renewDeadline), contentType))
 	if err != nil {
 		return nil, fmt.Errorf("creating the leader election client: %w", err)
 	}
-	return &Set{Kube: kube, DeployObjects: dobj, Gateway: gateway, Lease: lease}, nil
+	return &Set{Kube: kube, DeployObjects: dobj, Gateway: gateway, Dynamic: dyn, Lease: lease}, nil
 }
 
 // BuiltIn is cfg for clients of built-in kinds, which speak

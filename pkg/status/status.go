@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	metaapply "k8s.io/client-go/applyconfigurations/meta/v1"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
@@ -37,6 +38,13 @@ type Outcome struct {
 	ServiceAccount *corev1.ServiceAccount
 	// NetworkPolicy has no status; Ready waits only for it to exist.
 	NetworkPolicy *networkingv1.NetworkPolicy
+	// Monitor is the ServiceMonitor or PodMonitor; it has no status, and
+	// Ready waits only for it to exist.
+	Monitor *unstructured.Unstructured
+	// MonitoringUnavailable says why the monitor the spec asks for cannot
+	// be made: the cluster does not serve its kind. It is no problem: the
+	// Monitoring condition tells it, and Ready does not wait.
+	MonitoringUnavailable string
 	// deploymentHash identifies the desired Deployment when the live one is
 	// in line with it; empty when the Deployment could not be brought in
 	// line, and the status keeps the hash it had.
@@ -100,6 +108,9 @@ func Compute(dobj *appv1.DeployObject, out Outcome, now metav1.Time) appv1.Deplo
 	})
 	setChildCondition(&status.Conditions, children.WantsAutoscaling(dobj), dobj.Generation, now, func() metav1.Condition {
 		return children.AutoscalingCondition(dobj, out.HPA, out.problem(children.KindHPA))
+	})
+	setChildCondition(&status.Conditions, children.WantsMonitoring(dobj), dobj.Generation, now, func() metav1.Condition {
+		return children.MonitoringCondition(dobj, out.Monitor, out.problem(children.MonitorKind(dobj)), out.MonitoringUnavailable)
 	})
 	route := routeCondition(dobj, out)
 	setChildCondition(&status.Conditions, dobj.Spec.Route != nil, dobj.Generation, now, func() metav1.Condition { return route })
@@ -245,6 +256,9 @@ func ReadyCondition(dobj *appv1.DeployObject, out Outcome) metav1.Condition {
 	}
 	if children.WantsNetworkPolicy(dobj) && out.NetworkPolicy == nil {
 		return notReady(appv1.ReasonProgressing, "%s %s does not exist yet", children.KindNetworkPolicy, dobj.Name)
+	}
+	if children.WantsMonitoring(dobj) && out.Monitor == nil && out.MonitoringUnavailable == "" {
+		return notReady(appv1.ReasonProgressing, "%s %s does not exist yet", children.MonitorKind(dobj), dobj.Name)
 	}
 	if children.WantsIngress(dobj) && out.Ingress == nil {
 		return notReady(appv1.ReasonProgressing, "%s %s does not exist yet", children.KindIngress, dobj.Name)
@@ -406,6 +420,6 @@ func ApplyConfiguration(dobj *appv1.DeployObject, status appv1.DeployObjectStatu
 // A type it no longer writes for a DeployObject is left out of the apply,
 // and server-side apply then removes the condition.
 func ownCondition(t string) bool {
-	return t == appv1.ConditionReady || t == appv1.ConditionDisruptionBudget || t == appv1.ConditionAutoscaling || t == appv1.ConditionRoute ||
+	return t == appv1.ConditionReady || t == appv1.ConditionDisruptionBudget || t == appv1.ConditionAutoscaling || t == appv1.ConditionRoute || t == appv1.ConditionMonitoring ||
 		slices.Contains(progressConditionTypes, t)
 }

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -423,4 +424,43 @@ func WithEveryPodField(d *appv1.DeployObject) {
 	s.MinReadySeconds = 3
 	s.ProgressDeadlineSeconds = ptr.To[int32](60)
 	s.RevisionHistoryLimit = ptr.To[int32](2)
+}
+
+// WithServiceMonitor asks for a ServiceMonitor of port http every 30s,
+// with kube-prometheus-stack's release label.
+func WithServiceMonitor(d *appv1.DeployObject) {
+	interval, timeout := appv1.PrometheusDuration("30s"), appv1.PrometheusDuration("10s")
+	d.Spec.Monitoring = &appv1.Monitoring{Port: "http", Interval: &interval, ScrapeTimeout: &timeout,
+		Metadata: &appv1.ChildMetadata{Labels: map[string]string{"release": "kube-prometheus-stack"}}}
+}
+
+// WithPodMonitor adds an exporter sidecar and asks for a PodMonitor of its
+// port.
+func WithPodMonitor(d *appv1.DeployObject) {
+	d.Spec.Sidecars = append(d.Spec.Sidecars, corev1.Container{Name: "exporter", Image: "prom/nginx-prometheus-exporter:1.4",
+		Ports: []corev1.ContainerPort{{Name: "exporter", ContainerPort: 9113, Protocol: corev1.ProtocolTCP}}})
+	d.Spec.Monitoring = &appv1.Monitoring{Port: "exporter", Path: "/prometheus"}
+}
+
+// MustDesiredMonitor is the monitor of kind dobj asks for, or nil.
+func MustDesiredMonitor(dobj *appv1.DeployObject, kind string) *unstructured.Unstructured {
+	m, err := children.DesiredMonitor(dobj, kind)
+	if err != nil {
+		panic(err)
+	}
+	return m
+}
+
+// LiveMonitor is the monitor of kind of dobj as the API server would hold
+// it, with the defaults a CRD of a later prometheus-operator could add.
+func LiveMonitor(dobj *appv1.DeployObject, kind string) *unstructured.Unstructured {
+	m := MustDesiredMonitor(dobj, kind)
+	if m == nil {
+		return nil
+	}
+	m.SetUID(types.UID("uid-" + strings.ToLower(kind)))
+	m.SetResourceVersion("90")
+	m.SetGeneration(1)
+	m.Object["spec"].(map[string]any)["namespaceSelector"] = map[string]any{}
+	return m
 }

@@ -156,6 +156,10 @@ func Valid(name string) map[string]any {
 			"minReadySeconds":         int64(5),
 			"progressDeadlineSeconds": int64(300),
 			"revisionHistoryLimit":    int64(5),
+			"monitoring": map[string]any{
+				"port": "metrics", "path": "/metrics", "interval": "30s", "scrapeTimeout": "10s",
+				"metadata": map[string]any{"labels": map[string]any{"release": "kube-prometheus-stack"}},
+			},
 		},
 	}
 }
@@ -449,6 +453,14 @@ func AcceptedTable() []Accepted {
 		{"route path of 1024 characters with an escape", setSpec("route", map[string]any{
 			"port": "http", "ingressClassName": "nginx", "path": "/%41" + strings.Repeat("a", 1020),
 		})},
+		{"monitoring of a sidecar's port (a PodMonitor)", setMonitoring(map[string]any{"port": "admin"})},
+		{"monitoring with only a port", setSpec("monitoring", map[string]any{"port": "http"})},
+		{"monitoring path of 1024 characters", setMonitoring(map[string]any{"path": "/" + strings.Repeat("m", 1023)})},
+		{"monitoring scrapeTimeout equal to interval", setMonitoring(map[string]any{"interval": "1m30s", "scrapeTimeout": "90s"})},
+		{"monitoring scrapeTimeout in ms under an interval in minutes", setMonitoring(map[string]any{"interval": "1m", "scrapeTimeout": "59999ms"})},
+		{"monitoring scrapeTimeout just under an interval in weeks and days", setMonitoring(map[string]any{"interval": "1w2d", "scrapeTimeout": "8d23h59m59s999ms"})},
+		{"monitoring every unit, six digits each", setMonitoring(map[string]any{"interval": "999999y999999w999999d999999h999999m999999s999999ms", "scrapeTimeout": "999999y"})},
+		{"monitoring interval without scrapeTimeout", setMonitoring(map[string]any{"interval": "0", "scrapeTimeout": nil})},
 	}
 }
 
@@ -1224,6 +1236,67 @@ func InvalidTable() []Invalid {
 		{"route parentRefs repeated", "spec.route.parentRefs", gatewayRoute(map[string]any{"name": "gw", "sectionName": "a"}, map[string]any{"name": "gw", "sectionName": "a"})},
 		{"route two parentRefs to one Gateway without sectionName", "spec.route.parentRefs", gatewayRoute(map[string]any{"name": "gw"}, map[string]any{"name": "gw", "sectionName": "https"})},
 		{"route parentRefs too many", "spec.route.parentRefs", gatewayRoute(repeat(9, func(i int) any { return map[string]any{"name": fmt.Sprintf("gw%d", i)} })...)},
+		{"monitoring without a port", "spec.monitoring.port", setSpec("monitoring", map[string]any{"path": "/metrics"})},
+		{"monitoring port of no container", "spec.monitoring.port", setMonitoring(map[string]any{"port": "stats"})},
+		{"monitoring port a sidecar's port without the name", "spec.monitoring.port", func(o map[string]any) {
+			setMonitoring(map[string]any{"port": "exporter"})(o)
+			item(o, "sidecars", 0)["ports"] = []any{map[string]any{"containerPort": int64(9100)}}
+		}},
+		{"monitoring port of UDP", "spec.monitoring.port", func(o map[string]any) {
+			port(o, 1)["protocol"] = "UDP"
+			setMonitoring(nil)(o)
+		}},
+		{"monitoring port a sidecar's port of UDP", "spec.monitoring.port", func(o map[string]any) {
+			item(o, "sidecars", 0)["ports"] = []any{map[string]any{"name": "admin", "containerPort": int64(9901), "protocol": "UDP"}}
+			setMonitoring(map[string]any{"port": "admin"})(o)
+		}},
+		{"monitoring port uppercase", "spec.monitoring.port", setMonitoring(map[string]any{"port": "Metrics"})},
+		{"monitoring port too long", "spec.monitoring.port", setMonitoring(map[string]any{"port": strings.Repeat("m", MaxPortNameLength+1)})},
+		{"monitoring path relative", "spec.monitoring.path", setMonitoring(map[string]any{"path": "metrics"})},
+		{"monitoring path empty", "spec.monitoring.path", setMonitoring(map[string]any{"path": ""})},
+		{"monitoring path with a query", "spec.monitoring.path", setMonitoring(map[string]any{"path": "/metrics?format=text"})},
+		{"monitoring path with /../", "spec.monitoring.path", setMonitoring(map[string]any{"path": "/a/../metrics"})},
+		{"monitoring path too long", "spec.monitoring.path", setMonitoring(map[string]any{"path": "/" + strings.Repeat("m", 1024)})},
+		{"monitoring interval without a unit", "spec.monitoring.interval", setMonitoring(map[string]any{"interval": "30"})},
+		{"monitoring interval empty", "spec.monitoring.interval", setMonitoring(map[string]any{"interval": ""})},
+		{"monitoring interval with a fraction", "spec.monitoring.interval", setMonitoring(map[string]any{"interval": "1.5m"})},
+		{"monitoring interval with units out of order", "spec.monitoring.interval", setMonitoring(map[string]any{"interval": "30s1m"})},
+		{"monitoring interval with a unit Prometheus has not", "spec.monitoring.interval", setMonitoring(map[string]any{"interval": "30us"})},
+		{"monitoring interval negative", "spec.monitoring.interval", setMonitoring(map[string]any{"interval": "-30s"})},
+		{"monitoring interval of seven digits", "spec.monitoring.interval", setMonitoring(map[string]any{"interval": "1000000ms", "scrapeTimeout": nil})},
+		{"monitoring interval too long", "spec.monitoring.interval", setMonitoring(map[string]any{"interval": strings.Repeat("1", 52) + "s", "scrapeTimeout": nil})},
+		{"monitoring scrapeTimeout not a duration", "spec.monitoring.scrapeTimeout", setMonitoring(map[string]any{"scrapeTimeout": "ten seconds"})},
+		{"monitoring scrapeTimeout over interval", "spec.monitoring.scrapeTimeout", setMonitoring(map[string]any{"interval": "30s", "scrapeTimeout": "1m"})},
+		{"monitoring scrapeTimeout over interval by a millisecond", "spec.monitoring.scrapeTimeout", setMonitoring(map[string]any{"interval": "1m", "scrapeTimeout": "60001ms"})},
+		{"monitoring scrapeTimeout in days over interval in hours", "spec.monitoring.scrapeTimeout", setMonitoring(map[string]any{"interval": "23h", "scrapeTimeout": "1d"})},
+		{"monitoring scrapeTimeout in weeks over interval in days", "spec.monitoring.scrapeTimeout", setMonitoring(map[string]any{"interval": "6d", "scrapeTimeout": "1w"})},
+		{"monitoring scrapeTimeout in years over interval in weeks", "spec.monitoring.scrapeTimeout", setMonitoring(map[string]any{"interval": "52w", "scrapeTimeout": "1y"})},
+		{"monitoring scrapeTimeout in minutes over interval in ms", "spec.monitoring.scrapeTimeout", setMonitoring(map[string]any{"interval": "500ms", "scrapeTimeout": "1m"})},
+		{"monitoring label of the controller's own", "spec.monitoring.metadata.labels", setMonitoring(map[string]any{"metadata": map[string]any{"labels": map[string]any{"app.kubernetes.io/managed-by": "me"}}})},
+		{"monitoring annotations too many", "spec.monitoring.metadata.annotations", setMonitoring(map[string]any{"metadata": map[string]any{"annotations": func() map[string]any {
+			a := map[string]any{}
+			for i := range 33 {
+				a[fmt.Sprintf("a%d", i)] = "x"
+			}
+			return a
+		}()}})},
+	}
+}
+
+// setMonitoring sets spec.monitoring to one that scrapes port "metrics"
+// every 30s with a 10s timeout, with the fields of m on top; a nil value
+// removes the field.
+func setMonitoring(m map[string]any) func(map[string]any) {
+	return func(obj map[string]any) {
+		mon := map[string]any{"port": "metrics", "interval": "30s", "scrapeTimeout": "10s"}
+		for k, v := range m {
+			if v == nil {
+				delete(mon, k)
+				continue
+			}
+			mon[k] = v
+		}
+		spec(obj)["monitoring"] = mon
 	}
 }
 

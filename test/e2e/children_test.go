@@ -42,11 +42,12 @@ func startChildrenController(t *testing.T, ns string) *controllerProcess {
 	return p
 }
 
-// restartChildrenControllerQuietly stops p, the controller of
-// startChildrenController for ns, starts another in its place, and fails
-// unless that one writes nothing over window while it reconciles at least
-// twice: a restart finds everything in line from its initial lists.
-func restartChildrenControllerQuietly(t *testing.T, p *controllerProcess, ns string, window time.Duration) {
+// restartWritesNothing stops p, a controller of startChildrenController,
+// starts another for ns in its place, and checks that the new one
+// reconciles and writes nothing over a resync: a controller that starts
+// finds the children it made in line, as the API server stores them. It
+// returns the new controller.
+func restartWritesNothing(t *testing.T, p *controllerProcess, ns string) *controllerProcess {
 	t.Helper()
 	if err := p.stop(syscall.SIGTERM, 30*time.Second); err != nil {
 		t.Fatalf("stopping: %v", err)
@@ -57,13 +58,14 @@ func restartChildrenControllerQuietly(t *testing.T, p *controllerProcess, ns str
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = p.stop(syscall.SIGKILL, 5*time.Second) })
-	time.Sleep(window)
+	time.Sleep(childrenResync)
 	if w := allWrites(t, ns, restarted); len(w) != 0 {
 		t.Errorf("writes after a restart: %v", w)
 	}
 	if n, err := p.metric("deployobject_reconcile_total"); err != nil || n < 2 {
 		t.Errorf("the restarted controller reconciled %v times (err %v): the window without writes shows nothing", n, err)
 	}
+	return p
 }
 
 // waitChildCondition waits until the DeployObject's condition of type condType has
@@ -390,7 +392,7 @@ func TestAutoscalingMetrics(t *testing.T) {
 		t.Fatalf("%v: %s", err, out)
 	}
 	expectQuiet(t, p, ns, 3*childrenResync, true)
-	restartChildrenControllerQuietly(t, p, ns, 2*childrenResync)
+	p = restartWritesNothing(t, p, ns)
 
 	// Back to CPU alone: the autoscaler is the one an object that never had
 	// metrics gets, hash included.

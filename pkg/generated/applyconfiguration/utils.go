@@ -74,6 +74,8 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &appv1.MetricSpecApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("MetricTarget"):
 		return &appv1.MetricTargetApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("Monitoring"):
+		return &appv1.MonitoringApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("NetworkEgress"):
 		return &appv1.NetworkEgressApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("NetworkPeer"):

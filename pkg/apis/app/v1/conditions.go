@@ -145,3 +145,29 @@ const (
 	// HTTPRoute once they are installed, without a restart.
 	ReasonGatewayAPIUnavailable = "GatewayAPIUnavailable"
 )
+
+// The monitor's condition, present only while spec.monitoring is set.
+// Scraping is not part of the application being available: a cluster
+// without prometheus-operator leaves Ready alone. Where the cluster serves
+// the monitor's kind, Ready waits for the monitor to exist, as it does for
+// every other child, and a monitor that cannot be made (a foreign object of
+// its name, a policy) turns Ready False as well.
+const (
+	// ConditionMonitoring tells whether the ServiceMonitor or PodMonitor
+	// exists: True with ReasonMonitorCreated, its kind and name in the
+	// message; False with ReasonMonitoringAPIUnavailable, ReasonProgressing
+	// (not made yet) or the reason that blocks it.
+	ConditionMonitoring = "Monitoring"
+
+	// ReasonMonitorCreated: the ServiceMonitor or PodMonitor exists and is
+	// in line with the spec. Whether a Prometheus selects it is the
+	// Prometheus' business (its serviceMonitorSelector or
+	// podMonitorSelector, which spec.monitoring.metadata can satisfy).
+	ReasonMonitorCreated = "MonitorCreated"
+	// ReasonMonitoringAPIUnavailable: the cluster does not serve the
+	// monitor's kind (monitoring.coreos.com/v1 servicemonitors or
+	// podmonitors: prometheus-operator's CRDs are not installed). Ready is
+	// not changed by it. The controller checks again periodically and makes
+	// the monitor once they are installed, without a restart.
+	ReasonMonitoringAPIUnavailable = "MonitoringAPIUnavailable"
+)

@@ -61,9 +61,11 @@ const (
 )
 
 // AnnotationOwnedMetadata on a Service, ServiceAccount, Ingress, HTTPRoute,
-// GRPCRoute or NetworkPolicy records the label and annotation keys the controller set
-// on it from the spec's service.metadata, route.metadata or
-// networkPolicy.metadata ("l:" or "a:" before each key), and on a Service
+// GRPCRoute, NetworkPolicy, ServiceMonitor or PodMonitor records the label
+// and annotation keys the controller set on it from the spec's
+// service.metadata, serviceAccount.metadata, route.metadata,
+// networkPolicy.metadata or monitoring.metadata ("l:" or "a:" before each
+// key), and on a Service
 // the spec.service fields it set ("s:" before each), sorted,
 // comma-separated: a key or field the spec drops is removed, every other
 // one is someone else's and kept.
@@ -75,3 +77,10 @@ const AnnotationOwnedMetadata = "app.deployobject.dev/owned-metadata"
 // so, as for the HorizontalPodAutoscaler, a field the DeployObject stops
 // setting is told from a default by the hash.
 const AnnotationRouteHash = "app.deployobject.dev/route-hash"
+
+// AnnotationMonitorHash on a ServiceMonitor or PodMonitor holds the hash of
+// the spec the controller last wrote to it. prometheus-operator's CRDs may
+// default fields of a monitor in a later release, so, as for the
+// HorizontalPodAutoscaler, a field the DeployObject stops setting is told
+// from a default by the hash.
+const AnnotationMonitorHash = "app.deployobject.dev/monitor-hash"

@@ -9,7 +9,8 @@ import (
 // of the same name matching it and, when the spec asks for them, a Service
 // (ports), a ServiceAccount (serviceAccount), a PodDisruptionBudget
 // (disruptionBudget), a HorizontalPodAutoscaler (autoscaling), an Ingress,
-// HTTPRoute or GRPCRoute (route) and a NetworkPolicy (networkPolicy).
+// HTTPRoute or GRPCRoute (route), a NetworkPolicy (networkPolicy) and a
+// ServiceMonitor or PodMonitor (monitoring).
 //
 // +genclient
 // +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
@@ -79,6 +80,7 @@ type DeployObject struct {
 // +kubebuilder:validation:XValidation:rule="!has(self.route) || !has(self.route.parentRefs) || !has(self.route.rules) || !has(self.ports) || self.route.rules.all(r, self.ports.exists(p, p.name == r.port && has(p.appProtocol) && p.appProtocol == 'grpc')) || self.route.rules.all(r, !self.ports.exists(p, p.name == r.port && has(p.appProtocol) && p.appProtocol == 'grpc'))",message="with parentRefs, route rules go either all to gRPC ports (appProtocol grpc: a GRPCRoute) or to none (an HTTPRoute): a Gateway listener may not serve one hostname with both kinds",fieldPath=".route.rules"
 // +kubebuilder:validation:XValidation:rule="!has(self.route) || !has(self.route.parentRefs) || !has(self.route.port) || !has(self.route.path) || !has(self.ports) || !self.ports.exists(p, p.name == self.route.port && has(p.appProtocol) && p.appProtocol == 'grpc') || self.route.path == '/' || self.route.path.matches('^/[A-Za-z_][A-Za-z0-9_]*([.][A-Za-z_][A-Za-z0-9_]*)*/$')",message="to a gRPC port (a GRPCRoute), path is '/' (every call) or '/SERVICE/' (every method of a gRPC service such as /shop.v1.Cart/)",fieldPath=".route.path"
 // +kubebuilder:validation:XValidation:rule="!has(self.route) || !has(self.route.parentRefs) || !has(self.route.rules) || !has(self.ports) || self.route.rules.all(r, !self.ports.exists(p, p.name == r.port && has(p.appProtocol) && p.appProtocol == 'grpc') || !has(r.timeout) && (r.pathType == 'Prefix' && (r.path == '/' || r.path.matches('^/[A-Za-z_][A-Za-z0-9_]*([.][A-Za-z_][A-Za-z0-9_]*)*/$')) || r.pathType == 'Exact' && r.path.matches('^/[A-Za-z_][A-Za-z0-9_]*([.][A-Za-z_][A-Za-z0-9_]*)*/[A-Za-z_][A-Za-z0-9_]*$')))",message="a rule to a gRPC port (a GRPCRoute) matches every call (Prefix '/'), a service (Prefix '/SERVICE/') or a method (Exact '/SERVICE/METHOD'), and has no timeout, which GRPCRoute does not take",fieldPath=".route.rules"
+// +kubebuilder:validation:XValidation:rule="!has(self.monitoring) || (has(self.ports) && self.ports.exists(p, p.name == self.monitoring.port && (!has(p.protocol) || p.protocol == 'TCP'))) || (has(self.sidecars) && self.sidecars.exists(c, has(c.ports) && c.ports.exists(p, has(p.name) && p.name == self.monitoring.port && (!has(p.protocol) || p.protocol == 'TCP'))))",message="monitoring.port must name one of spec.ports or a named port of one of spec.sidecars, with protocol TCP",fieldPath=".monitoring.port"
 // +kubebuilder:validation:XValidation:rule="!has(self.networkPolicy) || !has(self.networkPolicy.routeFrom) || has(self.route)",message="networkPolicy.routeFrom admits the route's proxies to the route's ports: it needs route",fieldPath=".networkPolicy.routeFrom"
 // +kubebuilder:validation:XValidation:rule="!has(self.dnsPolicy) || self.dnsPolicy != 'None' || has(self.dnsConfig) && has(self.dnsConfig.nameservers) && size(self.dnsConfig.nameservers) > 0",message="dnsPolicy None needs dnsConfig with at least one nameserver",fieldPath=".dnsConfig"
 // +kubebuilder:validation:XValidation:rule="!has(self.podResources) || !has(self.podResources.requests) || !has(self.resources) || !has(self.resources.requests) || ['cpu', 'memory'].all(k, !(k in self.podResources.requests) || !(k in self.resources.requests) || quantity(string(self.podResources.requests[k])).compareTo(quantity(string(self.resources.requests[k]))) >= 0)",message="each podResources request must be at least the main container's request of the same resource",fieldPath=".podResources.requests"
@@ -208,6 +210,15 @@ type DeployObjectSpec struct {
 	// removes the NetworkPolicy.
 	// +optional
 	NetworkPolicy *NetworkPolicy `json:"networkPolicy,omitempty"`
+
+	// monitoring, when set, makes the controller keep a ServiceMonitor (a
+	// port of spec.ports) or a PodMonitor (a port of a sidecar) of the same
+	// name, for Prometheus run by prometheus-operator to scrape the
+	// application; removing it removes the monitor. Without
+	// prometheus-operator's CRDs in the cluster, the Monitoring condition
+	// says so and nothing else changes.
+	// +optional
+	Monitoring *Monitoring `json:"monitoring,omitempty"`
 
 	ContainerSpec `json:",inline"`
 	PodSpec       `json:",inline"`

@@ -31,7 +31,8 @@ import (
 // of the same name matching it and, when the spec asks for them, a Service
 // (ports), a ServiceAccount (serviceAccount), a PodDisruptionBudget
 // (disruptionBudget), a HorizontalPodAutoscaler (autoscaling), an Ingress,
-// HTTPRoute or GRPCRoute (route) and a NetworkPolicy (networkPolicy).
+// HTTPRoute or GRPCRoute (route), a NetworkPolicy (networkPolicy) and a
+// ServiceMonitor or PodMonitor (monitoring).
 type DeployObjectApplyConfiguration struct {
 	metav1.TypeMetaApplyConfiguration    `json:",inline"`
 	*metav1.ObjectMetaApplyConfiguration `json:"metadata,omitempty"`

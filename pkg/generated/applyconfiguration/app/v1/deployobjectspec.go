@@ -87,7 +87,14 @@ type DeployObjectSpecApplyConfiguration struct {
 	// the same name that admits traffic to the pods only from the peers it
 	// lists, and optionally restricts the traffic they send; removing it
 	// removes the NetworkPolicy.
-	NetworkPolicy                   *NetworkPolicyApplyConfiguration `json:"networkPolicy,omitempty"`
+	NetworkPolicy *NetworkPolicyApplyConfiguration `json:"networkPolicy,omitempty"`
+	// monitoring, when set, makes the controller keep a ServiceMonitor (a
+	// port of spec.ports) or a PodMonitor (a port of a sidecar) of the same
+	// name, for Prometheus run by prometheus-operator to scrape the
+	// application; removing it removes the monitor. Without
+	// prometheus-operator's CRDs in the cluster, the Monitoring condition
+	// says so and nothing else changes.
+	Monitoring                      *MonitoringApplyConfiguration `json:"monitoring,omitempty"`
 	ContainerSpecApplyConfiguration `json:",inline"`
 	PodSpecApplyConfiguration       `json:",inline"`
 	RolloutSpecApplyConfiguration   `json:",inline"`
@@ -219,6 +226,14 @@ func (b *DeployObjectSpecApplyConfiguration) WithRoute(value *RouteApplyConfigur
 // If called multiple times, the NetworkPolicy field is set to the value of the last call.
 func (b *DeployObjectSpecApplyConfiguration) WithNetworkPolicy(value *NetworkPolicyApplyConfiguration) *DeployObjectSpecApplyConfiguration {
 	b.NetworkPolicy = value
+	return b
+}
+
+// WithMonitoring sets the Monitoring field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Monitoring field is set to the value of the last call.
+func (b *DeployObjectSpecApplyConfiguration) WithMonitoring(value *MonitoringApplyConfiguration) *DeployObjectSpecApplyConfiguration {
+	b.Monitoring = value
 	return b
 }
 
