@@ -85,7 +85,7 @@ func TestFiles(t *testing.T) {
 	})
 	for _, p := range podsOf(t, ns, "web") {
 		if p.DeletionTimestamp == nil && slices.ContainsFunc(p.Spec.Volumes, func(v corev1.Volume) bool {
-			return v.Projected != nil && v.Projected.Sources[0].ConfigMap.Name == first
+			return v.Name == children.FilesVolumeName && v.Projected.Sources[0].ConfigMap.Name == first
 		}) {
 			t.Errorf("ConfigMap %s was deleted while pod %s still mounts it", first, p.Name)
 		}
