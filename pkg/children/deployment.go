@@ -74,6 +74,11 @@ func DeploymentInSync(live, desired *appsv1.Deployment) bool {
 	}
 	want := desired.Spec
 	want.Replicas, want.Selector = nil, nil
+	if live.Spec.Template.Spec.DNSPolicy == "" && want.Template.Spec.DNSPolicy == corev1.DNSClusterFirst {
+		// The cache drops the default (see slimPodSpec); a Deployment
+		// from the API server always has one.
+		want.Template.Spec.DNSPolicy = ""
+	}
 	return Covers(live.Spec, want)
 }
 
@@ -283,11 +288,23 @@ func slimPodSpec(p corev1.PodSpec) corev1.PodSpec {
 		Resources:                     p.Resources,
 		RuntimeClassName:              p.RuntimeClassName,
 		HostAliases:                   p.HostAliases,
-		DNSPolicy:                     p.DNSPolicy,
+		DNSPolicy:                     withoutDefaultDNSPolicy(p.DNSPolicy),
 		DNSConfig:                     p.DNSConfig,
 		ShareProcessNamespace:         p.ShareProcessNamespace,
 		EnableServiceLinks:            p.EnableServiceLinks,
 	}
+}
+
+// withoutDefaultDNSPolicy is policy, or "" for ClusterFirst, which the API
+// server gives every pod template that sets none. Keeping it would cost
+// every cached Deployment 14 bytes, and at 10,000 DeployObjects those bytes
+// moved the packed Deployment into the next allocation size class: 128
+// bytes each (BenchmarkCachedFootprint).
+func withoutDefaultDNSPolicy(policy corev1.DNSPolicy) corev1.DNSPolicy {
+	if policy == corev1.DNSClusterFirst {
+		return ""
+	}
+	return policy
 }
 
 // readConditions keeps the conditions status.ReadyCondition reads, and only while

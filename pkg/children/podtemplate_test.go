@@ -114,4 +114,31 @@ func TestSlimDeploymentKeepsThePodSurface(t *testing.T) {
 	if children.DeploymentInSync(children.SlimDeployment(drifted), desired) {
 		t.Error("a drifted serviceAccount is in line once slimmed")
 	}
+
+	// The cache drops the default dnsPolicy, ClusterFirst: a spec that
+	// asks for it is in line with a Deployment that has it, and one that
+	// asks for another policy is not.
+	for _, tc := range []struct {
+		spec, live corev1.DNSPolicy
+		inSync     bool
+	}{
+		{corev1.DNSClusterFirst, corev1.DNSClusterFirst, true},
+		{"", corev1.DNSClusterFirst, true},
+		{corev1.DNSDefault, corev1.DNSClusterFirst, false},
+		{corev1.DNSClusterFirst, corev1.DNSDefault, false},
+		{corev1.DNSDefault, corev1.DNSDefault, true},
+	} {
+		dobj := testobjects.NewDeployObject()
+		dobj.Spec.DNSPolicy = tc.spec
+		desired := children.DesiredDeployment(dobj, children.ProfileNone)
+		live := testobjects.LiveDeployment(testobjects.NewDeployObject())
+		live.Spec.Template.Spec.DNSPolicy = tc.live
+		slim := children.SlimDeployment(live.DeepCopy())
+		if got := children.DeploymentInSync(slim, desired); got != tc.inSync {
+			t.Errorf("spec dnsPolicy %q, live %q, cached: in line = %v, want %v", tc.spec, tc.live, got, tc.inSync)
+		}
+		if tc.live == corev1.DNSClusterFirst && slim.Spec.Template.Spec.DNSPolicy != "" {
+			t.Errorf("the cache keeps the default dnsPolicy")
+		}
+	}
 }
