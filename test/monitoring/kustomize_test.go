@@ -128,12 +128,18 @@ func build(t *testing.T, base, ns string) []object {
 	if err := os.WriteFile(filepath.Join(dir, "kustomization.yaml"), []byte(k), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	return kustomize(t, dir)
+}
+
+// kustomize returns the objects kubectl kustomize builds from dir.
+func kustomize(t *testing.T, dir string) []object {
+	t.Helper()
 	var stderr bytes.Buffer
 	cmd := exec.Command(kubectl(t), "kustomize", dir)
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
-		t.Fatalf("kubectl kustomize of %s with the component: %v\n%s", base, err, stderr.String())
+		t.Fatalf("kubectl kustomize %s: %v\n%s", dir, err, stderr.String())
 	}
 	var objs []object
 	for _, doc := range strings.Split(string(out), "\n---\n") {
