@@ -181,7 +181,8 @@ func subset(sub, of map[string]string) bool {
 }
 
 // TestComponentBuilds builds the component on top of deploy/ and
-// deploy/namespaced and follows the scrape from end to end: the
+// deploy/namespaced, checks that both hold the controller's
+// PodDisruptionBudget, and follows the scrape from end to end: the
 // ServiceMonitor selects the Service and sends the Secret's token over
 // HTTPS to the port the controller serves secure metrics on, the Service
 // selects the controller's pods, and the Secret's ServiceAccount is bound to
@@ -216,6 +217,18 @@ func TestComponentBuilds(t *testing.T) {
 			c := ds.Template.Spec.Containers[0]
 			if !slices.Contains(c.Args, "--metrics-secure=true") {
 				t.Errorf("the controller's args %v lack --metrics-secure=true: the ServiceMonitor scrapes HTTPS with a token", c.Args)
+			}
+
+			// The budget that deploy/controller gives both installations.
+			pdb := find(t, objs, "PodDisruptionBudget", "deployobject-controller")
+			var ps struct {
+				Selector struct {
+					MatchLabels map[string]string `json:"matchLabels"`
+				} `json:"selector"`
+			}
+			spec(t, pdb, &ps)
+			if !subset(ps.Selector.MatchLabels, ds.Template.Metadata.Labels) {
+				t.Errorf("the PodDisruptionBudget's selector %v does not select the controller's pods %v", ps.Selector.MatchLabels, ds.Template.Metadata.Labels)
 			}
 
 			svc := find(t, objs, "Service", "deployobject-controller-metrics")
