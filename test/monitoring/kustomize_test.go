@@ -109,8 +109,8 @@ func kubectl(t *testing.T) string {
 }
 
 // build runs kubectl kustomize on a kustomization that installs base into
-// namespace ns with the monitoring component, as docs/monitoring.md shows.
-func build(t *testing.T, base, ns string) []object {
+// namespace ns with components, as docs/monitoring.md shows.
+func build(t *testing.T, base, ns string, components ...string) []object {
 	t.Helper()
 	dir := t.TempDir()
 	abs := func(p string) string {
@@ -124,7 +124,11 @@ func build(t *testing.T, base, ns string) []object {
 		}
 		return r
 	}
-	k := fmt.Sprintf("apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nnamespace: %s\nresources: [%s]\ncomponents: [%s]\n", ns, abs(base), abs(component))
+	var rel []string
+	for _, c := range components {
+		rel = append(rel, abs(c))
+	}
+	k := fmt.Sprintf("apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nnamespace: %s\nresources: [%s]\ncomponents: [%s]\n", ns, abs(base), strings.Join(rel, ", "))
 	if err := os.WriteFile(filepath.Join(dir, "kustomization.yaml"), []byte(k), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -200,7 +204,7 @@ func TestComponentBuilds(t *testing.T) {
 		base := tc.base
 		t.Run(filepath.Base(base), func(t *testing.T) {
 			const ns = "monitoring-test"
-			objs := build(t, base, ns)
+			objs := build(t, base, ns, component)
 			for _, o := range objs {
 				cluster := o.Kind == "ClusterRole" || o.Kind == "ClusterRoleBinding" || o.Kind == "CustomResourceDefinition" || o.Kind == "Namespace"
 				if !cluster && o.Metadata.Namespace != ns {
