@@ -156,7 +156,7 @@ func TestNamespacedInstallation(t *testing.T) {
 // that `kubectl apply -k dir -n NS` installs it in NS.
 func assertOnlyNamespacedObjects(t *testing.T, dir string) {
 	t.Helper()
-	allowed := []string{"ServiceAccount", "Role", "RoleBinding", "Deployment"}
+	allowed := []string{"ServiceAccount", "Role", "RoleBinding", "Deployment", "PodDisruptionBudget"}
 	var kinds []string
 	for _, u := range kustomizeBuild(t, dir) {
 		kinds = append(kinds, u.GetKind())

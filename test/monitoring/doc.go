@@ -3,8 +3,11 @@
 // the controller exports: every expression must parse with Prometheus's own
 // PromQL parser, and every series and label it selects must be in the
 // component's testdata/metric-names.txt, which test/e2e captures from a
-// running controller and keeps current. It also builds the component with
-// kubectl kustomize on top of deploy/ and deploy/namespaced. It is a module
+// running controller and keeps current. Every alert's runbook_url must lead
+// to its runbook in docs/monitoring.md. It also builds the component with
+// kubectl kustomize on top of deploy/ and deploy/namespaced, with the
+// runbook links docs/monitoring.md shows, and with the metrics-networkpolicy
+// component. It is a module
 // of its own so that Prometheus's dependencies stay out of the controller's
 // go.mod.
 package monitoring

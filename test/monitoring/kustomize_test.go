@@ -109,8 +109,8 @@ func kubectl(t *testing.T) string {
 }
 
 // build runs kubectl kustomize on a kustomization that installs base into
-// namespace ns with the monitoring component, as docs/monitoring.md shows.
-func build(t *testing.T, base, ns string) []object {
+// namespace ns with components, as docs/monitoring.md shows.
+func build(t *testing.T, base, ns string, components ...string) []object {
 	t.Helper()
 	dir := t.TempDir()
 	abs := func(p string) string {
@@ -124,16 +124,26 @@ func build(t *testing.T, base, ns string) []object {
 		}
 		return r
 	}
-	k := fmt.Sprintf("apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nnamespace: %s\nresources: [%s]\ncomponents: [%s]\n", ns, abs(base), abs(component))
+	var rel []string
+	for _, c := range components {
+		rel = append(rel, abs(c))
+	}
+	k := fmt.Sprintf("apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nnamespace: %s\nresources: [%s]\ncomponents: [%s]\n", ns, abs(base), strings.Join(rel, ", "))
 	if err := os.WriteFile(filepath.Join(dir, "kustomization.yaml"), []byte(k), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	return kustomize(t, dir)
+}
+
+// kustomize returns the objects kubectl kustomize builds from dir.
+func kustomize(t *testing.T, dir string) []object {
+	t.Helper()
 	var stderr bytes.Buffer
 	cmd := exec.Command(kubectl(t), "kustomize", dir)
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
-		t.Fatalf("kubectl kustomize of %s with the component: %v\n%s", base, err, stderr.String())
+		t.Fatalf("kubectl kustomize %s: %v\n%s", dir, err, stderr.String())
 	}
 	var objs []object
 	for _, doc := range strings.Split(string(out), "\n---\n") {
@@ -175,7 +185,8 @@ func subset(sub, of map[string]string) bool {
 }
 
 // TestComponentBuilds builds the component on top of deploy/ and
-// deploy/namespaced and follows the scrape from end to end: the
+// deploy/namespaced, checks that both hold the controller's
+// PodDisruptionBudget, and follows the scrape from end to end: the
 // ServiceMonitor selects the Service and sends the Secret's token over
 // HTTPS to the port the controller serves secure metrics on, the Service
 // selects the controller's pods, and the Secret's ServiceAccount is bound to
@@ -193,7 +204,7 @@ func TestComponentBuilds(t *testing.T) {
 		base := tc.base
 		t.Run(filepath.Base(base), func(t *testing.T) {
 			const ns = "monitoring-test"
-			objs := build(t, base, ns)
+			objs := build(t, base, ns, component)
 			for _, o := range objs {
 				cluster := o.Kind == "ClusterRole" || o.Kind == "ClusterRoleBinding" || o.Kind == "CustomResourceDefinition" || o.Kind == "Namespace"
 				if !cluster && o.Metadata.Namespace != ns {
@@ -210,6 +221,18 @@ func TestComponentBuilds(t *testing.T) {
 			c := ds.Template.Spec.Containers[0]
 			if !slices.Contains(c.Args, "--metrics-secure=true") {
 				t.Errorf("the controller's args %v lack --metrics-secure=true: the ServiceMonitor scrapes HTTPS with a token", c.Args)
+			}
+
+			// The budget that deploy/controller gives both installations.
+			pdb := find(t, objs, "PodDisruptionBudget", "deployobject-controller")
+			var ps struct {
+				Selector struct {
+					MatchLabels map[string]string `json:"matchLabels"`
+				} `json:"selector"`
+			}
+			spec(t, pdb, &ps)
+			if !subset(ps.Selector.MatchLabels, ds.Template.Metadata.Labels) {
+				t.Errorf("the PodDisruptionBudget's selector %v does not select the controller's pods %v", ps.Selector.MatchLabels, ds.Template.Metadata.Labels)
 			}
 
 			svc := find(t, objs, "Service", "deployobject-controller-metrics")

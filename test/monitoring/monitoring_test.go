@@ -2,7 +2,9 @@ package monitoring
 
 import (
 	"encoding/json"
+	"fmt"
 	"log/slog"
+	"maps"
 	"os"
 	"regexp"
 	"slices"
@@ -18,7 +20,10 @@ import (
 const (
 	component   = "../../deploy/components/monitoring"
 	metricNames = component + "/testdata/metric-names.txt"
-	runbooks    = "../../docs/monitoring.md"
+	// runbookPage is the runbooks' page as each alert's runbook_url names
+	// it, by its path in the repository.
+	runbookPage = "docs/monitoring.md"
+	runbooks    = "../../" + runbookPage
 )
 
 func loadFixture(t *testing.T) exported {
@@ -68,7 +73,7 @@ type prometheusRule struct {
 // a rules file (promtool check rules: the expressions, durations, labels
 // and annotation templates), checks every expression against the exported
 // metrics, and that each alert has a severity, a summary, a description and
-// a runbook in docs/monitoring.md.
+// a runbook_url that leads to its runbook in docs/monitoring.md.
 func TestAlertRules(t *testing.T) {
 	m := loadFixture(t)
 	var pr prometheusRule
@@ -92,6 +97,7 @@ func TestAlertRules(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	headings := anchors(string(doc))
 	var alerts []string
 	for _, g := range groups.Groups {
 		for _, r := range g.Rules {
@@ -112,8 +118,8 @@ func TestAlertRules(t *testing.T) {
 					t.Errorf("alert %s has no %s annotation", r.Alert, a)
 				}
 			}
-			if !strings.Contains(string(doc), "\n#### "+r.Alert+"\n") {
-				t.Errorf("alert %s has no runbook in docs/monitoring.md (a heading `#### %s`)", r.Alert, r.Alert)
+			if p := runbookProblem(r.Alert, r.Annotations["runbook_url"], headings); p != "" {
+				t.Errorf("alert %s: %s", r.Alert, p)
 			}
 		}
 	}
@@ -122,6 +128,61 @@ func TestAlertRules(t *testing.T) {
 			t.Errorf("no alert %s (have %v)", want, alerts)
 		}
 	}
+}
+
+// runbookProblem says what is wrong with an alert's runbook_url, or "" when
+// it names runbookPage and the anchor of a heading that is the alert's name,
+// the alert's own runbook. anchorsOf is the page's anchors.
+func runbookProblem(alert, url string, anchorsOf map[string]string) string {
+	page, anchor, _ := strings.Cut(url, "#")
+	heading, ok := anchorsOf[anchor]
+	switch {
+	case url == "":
+		return "no runbook_url annotation"
+	case page != runbookPage:
+		return fmt.Sprintf("runbook_url %q is not on %s", url, runbookPage)
+	case !ok:
+		return fmt.Sprintf("runbook_url %q: %s has no heading with the anchor %q (a runbook is a heading `#### %s`)", url, runbookPage, anchor, alert)
+	case heading != alert:
+		return fmt.Sprintf("runbook_url %q leads to the section %q, not to the alert's runbook", url, heading)
+	}
+	return ""
+}
+
+// anchorChars are what GitHub and GitLab drop from a heading to make its
+// anchor: everything but letters, digits, marks, spaces, - and _.
+var anchorChars = regexp.MustCompile(`[^\p{L}\p{N}\p{M} _-]`)
+
+// anchors maps the anchor of every heading of a Markdown page to the
+// heading's text, made as GitHub and GitLab make them: lower case, without
+// punctuation (the backticks of code too), a hyphen for each space, and -1,
+// -2, ... after an anchor already taken. Lines in fenced code blocks are
+// not headings.
+func anchors(doc string) map[string]string {
+	out := map[string]string{}
+	seen := map[string]int{}
+	fenced := false
+	for line := range strings.Lines(doc) {
+		line = strings.TrimRight(line, "\n")
+		if strings.HasPrefix(line, "```") {
+			fenced = !fenced
+			continue
+		}
+		level := len(line) - len(strings.TrimLeft(line, "#"))
+		if fenced || level == 0 || level > 6 || !strings.HasPrefix(line[level:], " ") {
+			continue
+		}
+		text := strings.TrimSpace(line[level:])
+		anchor := strings.ReplaceAll(anchorChars.ReplaceAllString(strings.ToLower(text), ""), " ", "-")
+		if n := seen[anchor]; n > 0 {
+			seen[anchor]++
+			anchor = fmt.Sprintf("%s-%d", anchor, n)
+		} else {
+			seen[anchor] = 1
+		}
+		out[anchor] = text
+	}
+	return out
 }
 
 // dashboard is the part of a Grafana dashboard the tests read.
@@ -234,6 +295,41 @@ func TestCheckerRejects(t *testing.T) {
 	} {
 		if problems, err := m.problems(ok); err != nil || len(problems) > 0 {
 			t.Errorf("%s: %v %v, want no problem", ok, err, problems)
+		}
+	}
+}
+
+// TestRunbookCheck: anchors makes GitHub's anchors (code, punctuation,
+// repeats, code blocks), and runbookProblem refuses a missing runbook_url,
+// another page, an anchor without a heading and another section's anchor.
+func TestRunbookCheck(t *testing.T) {
+	doc := "# Metrics and monitoring\n## Metrics\n```yaml\n# not a heading\n```\n" +
+		"### Alerts and runbooks\n#### DeployObjectSyncErrors\n## `--metrics-secure` (HTTPS)\n## Metrics\n#no heading\n"
+	got := anchors(doc)
+	want := map[string]string{
+		"metrics-and-monitoring": "Metrics and monitoring",
+		"metrics":                "Metrics",
+		"alerts-and-runbooks":    "Alerts and runbooks",
+		"deployobjectsyncerrors": "DeployObjectSyncErrors",
+		"--metrics-secure-https": "`--metrics-secure` (HTTPS)",
+		"metrics-1":              "Metrics",
+	}
+	if !maps.Equal(got, want) {
+		t.Errorf("anchors:\n got %v\nwant %v", got, want)
+	}
+	const alert = "DeployObjectSyncErrors"
+	if p := runbookProblem(alert, runbookPage+"#deployobjectsyncerrors", got); p != "" {
+		t.Errorf("the alert's own runbook: %s", p)
+	}
+	for url, want := range map[string]string{
+		"": "no runbook_url",
+		"docs/operating.md#deployobjectsyncerrors": "is not on",
+		runbookPage:                            "no heading with the anchor",
+		runbookPage + "#deployobjectsyncerror": "no heading with the anchor",
+		runbookPage + "#alerts-and-runbooks":   "leads to the section",
+	} {
+		if p := runbookProblem(alert, url, got); !strings.Contains(p, want) {
+			t.Errorf("runbook_url %q: got %q, want a problem containing %q", url, p, want)
 		}
 	}
 }
