@@ -631,25 +631,33 @@ func (c *Controller) syncChildren(ctx context.Context, dobj *appv1.DeployObject)
 	recheckOwner := c.ownerRecheck(dobj)
 
 	ns := dobj.Namespace
-	// The pods cannot be made before the ServiceAccount they run as. One
-	// the spec stopped asking for goes only after the Deployment's
-	// rollout (deleteSupersededServiceAccounts).
+	// The pods cannot run before the ServiceAccount they run as and the
+	// ConfigMap of their inline files exist: while either could not be
+	// made, the Deployment is left as it is (prerequisite), so that its
+	// running pods are not replaced by pods that cannot start, or that run
+	// as a ServiceAccount someone else owns. The ones the spec stopped
+	// asking for go only after the Deployment's rollout (deleteSuperseded).
 	var action string
 	var err error
+	prerequisite := ""
 	if children.WantsServiceAccount(dobj) {
 		out.ServiceAccount, action, err = children.Sync(ctx, dobj, children.DesiredServiceAccount(dobj),
 			children.UpdatedOps(children.KindServiceAccount, c.serviceAccounts.In(ns), c.kubeClient.CoreV1().ServiceAccounts(ns), children.MergeServiceAccount, recheckOwner))
 		if err := record(children.KindServiceAccount, action, err); err != nil {
 			return out, actions, err
 		}
+		if out.ServiceAccount == nil {
+			prerequisite = children.KindServiceAccount + " " + children.PodServiceAccountName(dobj)
+		}
 	}
-
-	// Nor before the ConfigMap of their inline files.
 	if desiredFiles := children.DesiredFilesConfigMap(dobj); desiredFiles != nil {
-		_, action, err = children.Sync(ctx, dobj, desiredFiles,
+		files, action, err := children.Sync(ctx, dobj, desiredFiles,
 			children.UpdatedOps(children.KindFilesConfigMap, c.configMaps.In(ns), c.kubeClient.CoreV1().ConfigMaps(ns), children.MergeFilesConfigMap, recheckOwner))
 		if err := record(children.KindFilesConfigMap, action, err); err != nil {
 			return out, actions, err
+		}
+		if files == nil {
+			prerequisite = children.KindFilesConfigMap + " " + desiredFiles.Name
 		}
 	}
 
@@ -669,8 +677,13 @@ func (c *Controller) syncChildren(ctx context.Context, dobj *appv1.DeployObject)
 	// of it serves both (see pkg/caches/packed.go).
 	cachedDeployment, cachedErr := c.deployments.In(dobj.Namespace)(dobj.Name)
 	cached := func(string) (*appsv1.Deployment, error) { return cachedDeployment, cachedErr }
-	held, err := c.holdDeployment(ctx, dobj, cached, desired, cfg, &out)
-	if err != nil {
+	held := prerequisite != ""
+	if held {
+		klog.FromContext(ctx).V(2).Info("The Deployment waits for what its pods need", "missing", prerequisite)
+		if cachedErr == nil && metav1.IsControlledBy(cachedDeployment, dobj) {
+			out.Deployment = cachedDeployment
+		}
+	} else if held, err = c.holdDeployment(ctx, dobj, cached, desired, cfg, &out); err != nil {
 		return out, actions, err
 	}
 	if !held {
@@ -679,7 +692,10 @@ func (c *Controller) syncChildren(ctx context.Context, dobj *appv1.DeployObject)
 		}
 	}
 
-	if cachedErr == nil || apierrors.IsNotFound(cachedErr) {
+	// Without a Deployment in the cache there is no telling whether pods
+	// of an older one (orphaned, or not labelled as the controller's)
+	// still use what it used: nothing goes.
+	if cachedErr == nil && metav1.IsControlledBy(cachedDeployment, dobj) {
 		if err := c.deleteSuperseded(ctx, dobj, cachedDeployment, record); err != nil {
 			return out, actions, err
 		}
@@ -749,6 +765,11 @@ func (c *Controller) syncMonitors(ctx context.Context, dobj *appv1.DeployObject,
 		slices.Reverse(kinds)
 	}
 	for _, kind := range kinds {
+		if kind != want && want != "" && out.Monitor == nil {
+			// The new kind could not be made (a problem, or not
+			// served): scraping goes on through the old one.
+			continue
+		}
 		lister := c.monitors.Lister(kind)
 		if lister == nil {
 			if kind == want {

@@ -2847,10 +2847,13 @@ func TestSyncServiceAccount(t *testing.T) {
 				f.withLiveChildren(dobj)
 				f.deployments[0].Status = st
 				f.accounts = append(f.accounts, old)
-				_, actions := f.sync()
+				err, actions := f.sync()
+				if err != nil {
+					t.Fatalf("sync: %v", err)
+				}
 				for _, a := range actions {
-					if a.Matches("delete", "serviceaccounts") {
-						t.Errorf("the old ServiceAccount was deleted while pods may run as it")
+					if !a.Matches("patch", "deployobjects") {
+						t.Errorf("%s %s while pods may run as the old ServiceAccount; want only a status write", a.GetVerb(), a.GetResource().Resource)
 					}
 				}
 			})
@@ -2884,13 +2887,16 @@ func TestSyncServiceAccount(t *testing.T) {
 		}
 		expectActions(t, actions, "delete serviceaccounts")
 	})
-	t.Run("one it does not own is never taken over", func(t *testing.T) {
+	t.Run("one it does not own is never taken over, nor run as", func(t *testing.T) {
+		// The spec names a ServiceAccount someone else made; the pods
+		// keep running as the DeployObject's own until that is resolved.
 		f := newFixture(t)
-		dobj := testobjects.NewDeployObject(testobjects.WithServiceAccount)
+		dobj, old := renamed()
 		f.withLiveChildren(dobj)
+		f.deployments = []*appsv1.Deployment{testobjects.LiveDeployment(testobjects.NewDeployObject(testobjects.WithServiceAccount))}
 		foreign := testobjects.LiveServiceAccount(dobj)
 		foreign.OwnerReferences, foreign.Labels = nil, nil
-		f.accounts = nil
+		f.accounts = []*corev1.ServiceAccount{old}
 		f.unlisted = []runtime.Object{foreign}
 		err, actions := f.sync()
 		if err == nil {
@@ -2900,6 +2906,18 @@ func TestSyncServiceAccount(t *testing.T) {
 		if c := conditionOf(t, actions[2], appv1.ConditionReady); c == nil || c.Reason != appv1.ReasonResourceConflict {
 			t.Errorf("Ready condition = %+v, want ResourceConflict", c)
 		}
+	})
+	t.Run("an orphaned Deployment's pods keep the old one", func(t *testing.T) {
+		f := newFixture(t)
+		dobj, old := renamed()
+		f.withLiveChildren(dobj)
+		f.deployments = nil
+		f.accounts = append(f.accounts, old)
+		err, actions := f.sync()
+		if err != nil {
+			t.Fatalf("sync: %v", err)
+		}
+		expectActions(t, actions, "create deployments", "patch deployobjects/status")
 	})
 }
 
@@ -2971,13 +2989,18 @@ func TestSyncFiles(t *testing.T) {
 			t.Errorf("deleted %s with UID precondition %v, want %s with %s", del.GetName(), uid, oldest.Name, oldest.UID)
 		}
 	})
-	t.Run("one it does not own is never taken over", func(t *testing.T) {
+	t.Run("one it does not own is never taken over, nor mounted", func(t *testing.T) {
+		// The new content's name is taken: the pods keep the old files
+		// until that is resolved.
 		f := newFixture(t)
+		old := testobjects.NewDeployObject(testobjects.WithFiles)
 		dobj := testobjects.NewDeployObject(testobjects.WithFiles)
+		dobj.Spec.Files[0].Content = ptr.To("level: debug\n")
 		f.withLiveChildren(dobj)
+		f.deployments = []*appsv1.Deployment{testobjects.LiveDeployment(old)}
 		foreign := testobjects.LiveFilesConfigMap(dobj, 0)
 		foreign.OwnerReferences, foreign.Labels = nil, nil
-		f.configMaps = []*corev1.ConfigMap{flags, foreign}
+		f.configMaps = []*corev1.ConfigMap{flags, testobjects.LiveFilesConfigMap(old, 0), foreign}
 		err, actions := f.sync()
 		if err == nil {
 			t.Fatal("want the conflict retried")
@@ -3316,6 +3339,24 @@ func TestSyncMonitoring(t *testing.T) {
 		if c := conditionOf(t, actions[0], appv1.ConditionMonitoring); c == nil || c.Status != metav1.ConditionTrue || !strings.HasPrefix(c.Message, "PodMonitor web scrapes port exporter") {
 			t.Errorf("Monitoring condition = %+v, want the PodMonitor", c)
 		}
+	})
+	t.Run("switched, but the PodMonitor's name is taken: the ServiceMonitor stays", func(t *testing.T) {
+		f := newFixture(t)
+		f.monitoring = true
+		before := testobjects.NewDeployObject(testobjects.WithServiceMonitor)
+		dobj := testobjects.NewDeployObject(testobjects.WithPodMonitor)
+		f.withLiveChildren(dobj)
+		f.monitors = []*unstructured.Unstructured{testobjects.LiveMonitor(before, children.KindServiceMonitor)}
+		foreign := testobjects.LiveMonitor(dobj, children.KindPodMonitor)
+		foreign.SetOwnerReferences(nil)
+		foreign.SetLabels(map[string]string{"team": "obs"})
+		f.unlistedMonitor(foreign)
+		err, actions := f.sync()
+		var blocked *children.BlockedError
+		if !errors.As(err, &blocked) {
+			t.Fatalf("sync: %v, want a retry of the conflict", err)
+		}
+		expectActions(t, actions, "patch deployobjects/status", "create podmonitors", "get podmonitors")
 	})
 	t.Run("removed with the field", func(t *testing.T) {
 		f := newFixture(t)

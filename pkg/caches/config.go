@@ -57,11 +57,12 @@ func slimConfigMap(cm *corev1.ConfigMap) (*Packed, error) {
 	}
 	packed := &corev1.ConfigMap{BinaryData: hashes}
 	var owners []metav1.OwnerReference
-	if cm.Labels[appv1.LabelFiles] == "true" && cm.Labels[children.ManagedByLabel] == children.ManagedByValue {
+	if ref := metav1.GetControllerOfNoCopy(cm); ref != nil && ref.Kind == children.DeployObjectKind.Kind && ref.APIVersion == appv1.SchemeGroupVersion.String() {
 		// The controller's own ConfigMaps of inline files: which
 		// DeployObject they belong to, and their age, tell which may be
 		// deleted (see children.SupersededFilesConfigMaps); their labels,
-		// whether they are in line.
+		// whether they are in line. Told by the owner, not the labels,
+		// which someone may remove: the sync puts them back.
 		packed.CreationTimestamp, packed.Labels = cm.CreationTimestamp, cm.Labels
 		owners = cm.OwnerReferences
 	}

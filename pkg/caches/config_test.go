@@ -12,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	appv1 "deployobject.dev/controller/pkg/apis/app/v1"
 	"deployobject.dev/controller/pkg/children"
@@ -36,12 +37,21 @@ func TestFilesConfigMapKeepsItsOwner(t *testing.T) {
 			t.Errorf("key %s: cached %q, want only the hash of the value", k, got.BinaryData[k])
 		}
 	}
-	// Anyone else's ConfigMap with the same labels but not the managed-by
-	// label keeps no owner.
-	foreign := cm.DeepCopy()
-	delete(foreign.Labels, children.ManagedByLabel)
-	if got := throughCache(t, foreign, corev1.Resource("configmaps"), NewPackedLister[corev1.ConfigMap]); got.OwnerReferences != nil || got.Labels != nil {
-		t.Errorf("a ConfigMap the controller did not make keeps %v, %v", got.OwnerReferences, got.Labels)
+	// One whose labels someone removed is still the controller's: the
+	// sync finds it its own, and puts them back.
+	unlabelled := cm.DeepCopy()
+	unlabelled.Labels = nil
+	if got := throughCache(t, unlabelled, corev1.Resource("configmaps"), NewPackedLister[corev1.ConfigMap]); !equality.Semantic.DeepEqual(got.OwnerReferences, cm.OwnerReferences) {
+		t.Errorf("an unlabelled files ConfigMap lost its owner in the cache: %v", got.OwnerReferences)
+	}
+	// Anyone else's ConfigMap with the same labels, owned by something
+	// else or by nothing, keeps no owner and no label.
+	for _, owners := range [][]metav1.OwnerReference{nil, {{APIVersion: "apps/v1", Kind: "Deployment", Name: "web", UID: "u", Controller: ptr.To(true)}}} {
+		foreign := cm.DeepCopy()
+		foreign.OwnerReferences = owners
+		if got := throughCache(t, foreign, corev1.Resource("configmaps"), NewPackedLister[corev1.ConfigMap]); got.OwnerReferences != nil || got.Labels != nil {
+			t.Errorf("a ConfigMap the controller did not make keeps %v, %v", got.OwnerReferences, got.Labels)
+		}
 	}
 }
 

@@ -187,17 +187,18 @@ func fileMounts(dobj *appv1.DeployObject, container string) []corev1.VolumeMount
 // SupersededFilesConfigMaps are those of owned, the ConfigMaps of inline
 // files dobj controls, that may be deleted now: not the current one
 // (current, "" for none), none while a pod of an older template may still
-// mount one (see OlderPodsGone; d is the Deployment as cached, nil when
-// missing), and of the others all but the newest keep, which a rollback of
-// the Deployment may need (the spec's revisionHistoryLimit).
+// mount one (see OlderPodsGone; d is the Deployment as cached, and with
+// none, nil, orphaned pods may still mount any), and of the others all but
+// the newest keep, which a rollback of the Deployment may need (the spec's
+// revisionHistoryLimit).
 func SupersededFilesConfigMaps(dobj *appv1.DeployObject, owned []*corev1.ConfigMap, d *appsv1.Deployment, current string, keep int) []*corev1.ConfigMap {
-	if d != nil && !OlderPodsGone(d) {
+	if d == nil || !OlderPodsGone(d) {
 		return nil
 	}
 	var older []*corev1.ConfigMap
 	for _, cm := range owned {
 		if cm.Name != current && cm.Labels[appv1.LabelFiles] == "true" && metav1.IsControlledBy(cm, dobj) &&
-			(d == nil || !mountsConfigMap(d, cm.Name)) {
+			!mountsConfigMap(d, cm.Name) {
 			older = append(older, cm)
 		}
 	}

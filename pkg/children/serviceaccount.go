@@ -82,10 +82,10 @@ func SlimServiceAccount(sa *corev1.ServiceAccount) *corev1.ServiceAccount {
 // SupersededServiceAccounts are those of owned, the ServiceAccounts dobj
 // controls, that its spec no longer names and that no pod of d, its
 // Deployment as cached, can still run as: they may be deleted. A
-// Deployment that is missing has no pods; one whose status lags its spec,
-// or that still has pods of an older template (during a rollout, a paused
-// or stuck one, or pods still terminating), may have pods running as any
-// of them.
+// Deployment whose status lags its spec, or that still has pods of an
+// older template (during a rollout, a paused or stuck one, or pods still
+// terminating), may have pods running as any of them; so may one the
+// cache does not show (nil: orphaned pods may run on), and none goes then.
 func SupersededServiceAccounts(dobj *appv1.DeployObject, owned []*corev1.ServiceAccount, d *appsv1.Deployment) []*corev1.ServiceAccount {
 	// serviceAccountName may name one dobj made before: it stays.
 	keep := PodServiceAccountName(dobj)
@@ -94,7 +94,7 @@ func SupersededServiceAccounts(dobj *appv1.DeployObject, owned []*corev1.Service
 		if sa.Name == keep || !metav1.IsControlledBy(sa, dobj) {
 			continue
 		}
-		if d != nil && (d.Spec.Template.Spec.ServiceAccountName == sa.Name || !OlderPodsGone(d)) {
+		if d == nil || d.Spec.Template.Spec.ServiceAccountName == sa.Name || !OlderPodsGone(d) {
 			continue
 		}
 		out = append(out, sa)

@@ -125,7 +125,7 @@ func TestSupersededServiceAccounts(t *testing.T) {
 		{"renamed, older pods terminating", named("web-v2"), deployment(named("web-v2"), appsv1.DeploymentStatus{ObservedGeneration: 1, Replicas: 3, UpdatedReplicas: 3, TerminatingReplicas: ptr.To[int32](1)}), nil},
 		{"renamed, status of an older spec", named("web-v2"), deployment(named("web-v2"), appsv1.DeploymentStatus{ObservedGeneration: 0, Replicas: 3, UpdatedReplicas: 3}), nil},
 		{"renamed, the Deployment not updated yet", named("web-v2"), deployment(named("web"), done), nil},
-		{"renamed, no Deployment", named("web-v2"), nil, []string{"web"}},
+		{"renamed, no Deployment in the cache", named("web-v2"), nil, nil},
 		{"removed, rolled out", testobjects.NewDeployObject(), deployment(testobjects.NewDeployObject(), done), []string{"web", "web-v2"}},
 		{"serviceAccountName names one it owns", withExisting, deployment(withExisting, done), []string{"web-v2"}},
 	} {

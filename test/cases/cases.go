@@ -898,6 +898,11 @@ func InvalidTable() []Invalid {
 				return map[string]any{"path": fmt.Sprintf("/etc/web/%d.txt", i), "content": strings.Repeat("x", 250001)}
 			})
 		}},
+		{"file contents over 1,000,000 bytes together, in fewer characters", "spec.files", func(o map[string]any) {
+			spec(o)["files"] = repeat(3, func(i int) any {
+				return map[string]any{"path": fmt.Sprintf("/etc/web/%d.txt", i), "content": strings.Repeat("ж", 200000)}
+			})
+		}},
 		{"file bytes over 262144", "spec.files[0].binaryContent", func(o map[string]any) {
 			delete(item(o, "files", 0), "content")
 			item(o, "files", 0)["binaryContent"] = base64.StdEncoding.EncodeToString(make([]byte, 262145))

@@ -152,11 +152,19 @@ func TestServiceAccountPermissions(t *testing.T) {
 		{[]string{"create", "tokenreviews.authentication.k8s.io"}, "yes"},
 		{[]string{"create", "subjectaccessreviews.authorization.k8s.io"}, "yes"},
 		{[]string{"get", "/metrics"}, "no"},
-		// ConfigMaps are watched, never read one by one nor written.
+		// ConfigMaps are watched, for configuration rollouts; the ones
+		// holding inline files are the controller's own, created, read
+		// when a create finds the name taken, relabelled and deleted.
 		{[]string{"list", "configmaps", "-A"}, "yes"},
 		{[]string{"watch", "configmaps", "-A"}, "yes"},
-		{[]string{"get", "configmaps", "-n", "default"}, "no"},
-		{[]string{"update", "configmaps", "-n", "default"}, "no"},
+		{[]string{"get", "configmaps", "-n", "default"}, "yes"},
+		{[]string{"update", "configmaps", "-n", "default"}, "yes"},
+		{[]string{"create", "configmaps", "-n", "default"}, "yes"},
+		{[]string{"delete", "configmaps", "-n", "default"}, "yes"},
+		// ServiceAccounts of the DeployObjects' own, but never their tokens.
+		{[]string{"create", "serviceaccounts", "-n", "default"}, "yes"},
+		{[]string{"delete", "serviceaccounts", "-n", "default"}, "yes"},
+		{[]string{"create", "serviceaccounts/token", "-n", "default"}, "no"},
 		// Secrets only with deploy/track-secrets.
 		{[]string{"get", "secrets", "-A"}, "no"},
 		{[]string{"list", "secrets", "-n", systemNamespace}, "no"},
@@ -167,7 +175,6 @@ func TestServiceAccountPermissions(t *testing.T) {
 		// it of whoever changes a Deployment's owners: adoption does.
 		{[]string{"delete", "deployments.apps", "-n", "default"}, "yes"},
 		{[]string{"create", "pods", "-n", "default"}, "no"},
-		{[]string{"create", "configmaps", "-n", "default"}, "no"},
 		{[]string{"update", "leases.coordination.k8s.io/kube-controller-manager", "-n", "kube-system"}, "no"},
 		{[]string{"update", "leases.coordination.k8s.io/other", "-n", systemNamespace}, "no"},
 		{[]string{"create", "clusterroles.rbac.authorization.k8s.io"}, "no"},

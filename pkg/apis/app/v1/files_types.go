@@ -36,8 +36,8 @@ type File struct {
 	Mode *int32 `json:"mode,omitempty"`
 
 	// content is the file's text, inline: at most 262,144 characters, and
-	// the inline contents of all files together at most 1,000,000 (a
-	// ConfigMap holds at most 1 MiB). Keys and certificates do not belong here: content
+	// the inline contents of all files together at most 1,000,000 bytes in
+	// UTF-8 (a ConfigMap holds at most 1 MiB). Keys and certificates do not belong here: content
 	// holding a PEM private key is refused; use secretKeyRef.
 	// +optional
 	// +kubebuilder:validation:MaxLength=262144
@@ -46,7 +46,7 @@ type File struct {
 
 	// binaryContent is the file's bytes, inline, base64-encoded in YAML
 	// and JSON: at most 262,144 bytes, counted with content against the
-	// 1,000,000 limit.
+	// 1,000,000-byte limit.
 	// +optional
 	// +kubebuilder:validation:MaxLength=349528
 	// +kubebuilder:validation:XValidation:rule="size(self) <= 262144",message="binaryContent may hold at most 262,144 bytes"

@@ -102,12 +102,13 @@ type PodSpec struct {
 
 	// files are files mounted into the main container (and into the
 	// sidecars each names): configuration files given inline, or taken
-	// from a key of a ConfigMap or Secret; at most 32. See File.
+	// from a key of a ConfigMap or Secret; at most 32, with at most
+	// 1,000,000 bytes of inline content together. See File.
 	// +optional
 	// +listType=map
 	// +listMapKey=path
 	// +kubebuilder:validation:MaxItems=32
-	// +kubebuilder:validation:XValidation:rule="self.map(f, has(f.content) ? size(f.content) : has(f.binaryContent) ? size(f.binaryContent) : 0).sum() <= 1000000",message="the inline content of all files together may hold at most 1,000,000 characters: a ConfigMap holds at most 1 MiB; take large files from a ConfigMap of your own with configMapKeyRef"
+	// +kubebuilder:validation:XValidation:rule="self.map(f, has(f.content) ? size(bytes(f.content)) : has(f.binaryContent) ? size(f.binaryContent) : 0).sum() <= 1000000",message="the inline content of all files together may hold at most 1,000,000 bytes (UTF-8): a ConfigMap holds at most 1 MiB; take large files from a ConfigMap of your own with configMapKeyRef"
 	Files []File `json:"files,omitempty"`
 
 	// serviceAccountName is the ServiceAccount the pods run as; "default"

@@ -45,13 +45,13 @@ type FileApplyConfiguration struct {
 	// or to the pod's fsGroup when podSecurityContext sets one.
 	Mode *int32 `json:"mode,omitempty"`
 	// content is the file's text, inline: at most 262,144 characters, and
-	// the inline contents of all files together at most 1,000,000 (a
-	// ConfigMap holds at most 1 MiB). Keys and certificates do not belong here: content
+	// the inline contents of all files together at most 1,000,000 bytes in
+	// UTF-8 (a ConfigMap holds at most 1 MiB). Keys and certificates do not belong here: content
 	// holding a PEM private key is refused; use secretKeyRef.
 	Content *string `json:"content,omitempty"`
 	// binaryContent is the file's bytes, inline, base64-encoded in YAML
 	// and JSON: at most 262,144 bytes, counted with content against the
-	// 1,000,000 limit.
+	// 1,000,000-byte limit.
 	BinaryContent []byte `json:"binaryContent,omitempty"`
 	// configMapKeyRef takes the file from a key of a ConfigMap in the
 	// namespace.

@@ -34,7 +34,8 @@ type PodSpecApplyConfiguration struct {
 	Volumes []VolumeApplyConfiguration `json:"volumes,omitempty"`
 	// files are files mounted into the main container (and into the
 	// sidecars each names): configuration files given inline, or taken
-	// from a key of a ConfigMap or Secret; at most 32. See File.
+	// from a key of a ConfigMap or Secret; at most 32, with at most
+	// 1,000,000 bytes of inline content together. See File.
 	Files []FileApplyConfiguration `json:"files,omitempty"`
 	// serviceAccountName is the ServiceAccount the pods run as; "default"
 	// when unset.
