@@ -164,7 +164,7 @@ func TestServiceAccountPermissions(t *testing.T) {
 		// ServiceAccounts of the DeployObjects' own, but never their tokens.
 		{[]string{"create", "serviceaccounts", "-n", "default"}, "yes"},
 		{[]string{"delete", "serviceaccounts", "-n", "default"}, "yes"},
-		{[]string{"create", "serviceaccounts/token", "-n", "default"}, "no"},
+		{[]string{"create", "serviceaccounts", "--subresource=token", "-n", "default"}, "no"},
 		// Secrets only with deploy/track-secrets.
 		{[]string{"get", "secrets", "-A"}, "no"},
 		{[]string{"list", "secrets", "-n", systemNamespace}, "no"},
