@@ -650,7 +650,11 @@ func (c *Controller) syncChildren(ctx context.Context, dobj *appv1.DeployObject)
 			prerequisite = children.KindServiceAccount + " " + children.PodServiceAccountName(dobj)
 		}
 	}
+	// The name of the ConfigMap of inline files, named by a hash of them:
+	// hashed once here for the sync and the clean-up after it.
+	filesName := ""
 	if desiredFiles := children.DesiredFilesConfigMap(dobj); desiredFiles != nil {
+		filesName = desiredFiles.Name
 		files, action, err := children.Sync(ctx, dobj, desiredFiles,
 			children.UpdatedOps(children.KindFilesConfigMap, c.configMaps.In(ns), c.kubeClient.CoreV1().ConfigMaps(ns), children.MergeFilesConfigMap, recheckOwner))
 		if err := record(children.KindFilesConfigMap, action, err); err != nil {
@@ -696,7 +700,7 @@ func (c *Controller) syncChildren(ctx context.Context, dobj *appv1.DeployObject)
 	// of an older one (orphaned, or not labelled as the controller's)
 	// still use what it used: nothing goes.
 	if cachedErr == nil && metav1.IsControlledBy(cachedDeployment, dobj) {
-		if err := c.deleteSuperseded(ctx, dobj, cachedDeployment, record); err != nil {
+		if err := c.deleteSuperseded(ctx, dobj, cachedDeployment, filesName, record); err != nil {
 			return out, actions, err
 		}
 	}
@@ -807,8 +811,9 @@ func (c *Controller) syncMonitors(ctx context.Context, dobj *appv1.DeployObject,
 // spec no longer names (see children.SupersededServiceAccounts), and
 // ConfigMaps of inline files beyond the history a rollback may need (see
 // children.SupersededFilesConfigMaps). Until then they stay, and a later
-// event of the Deployment (its rollout ending) brings dobj back.
-func (c *Controller) deleteSuperseded(ctx context.Context, dobj *appv1.DeployObject, d *appsv1.Deployment, record func(kind, action string, err error) error) error {
+// event of the Deployment (its rollout ending) brings dobj back. filesName
+// is the ConfigMap of inline files the spec asks for, "" for none.
+func (c *Controller) deleteSuperseded(ctx context.Context, dobj *appv1.DeployObject, d *appsv1.Deployment, filesName string, record func(kind, action string, err error) error) error {
 	accounts, err := c.serviceAccounts.ControlledBy(dobj.Namespace, dobj.Name)
 	if err != nil {
 		return err
@@ -821,7 +826,7 @@ func (c *Controller) deleteSuperseded(ctx context.Context, dobj *appv1.DeployObj
 	if err != nil {
 		return err
 	}
-	superseded := children.SupersededFilesConfigMaps(dobj, files, d, children.FilesConfigMapName(dobj), children.FilesHistory(dobj))
+	superseded := children.SupersededFilesConfigMaps(dobj, files, d, filesName, children.FilesHistory(dobj))
 	return deleteChildren(ctx, children.KindFilesConfigMap, superseded, c.kubeClient.CoreV1().ConfigMaps(dobj.Namespace).Delete, record)
 }
 
