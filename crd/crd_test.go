@@ -151,7 +151,7 @@ func jsonFields(t reflect.Type) map[string]reflect.Type {
 	}
 	for f := range t.Fields() {
 		name, opts, _ := strings.Cut(f.Tag.Get("json"), ",")
-		if name == "" && strings.Contains(opts, "inline") {
+		if name == "" && (strings.Contains(opts, "inline") || f.Anonymous && elemType(f.Type).Kind() == reflect.Struct) {
 			maps.Copy(fields, jsonFields(elemType(f.Type)))
 			continue
 		}

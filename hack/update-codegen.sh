@@ -9,8 +9,8 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd -P)
 cd "${ROOT}"
 
 # controller-gen only writes the CRD; it is not a dependency of the binary, so
-# it is pinned here rather than in go.mod. v0.21 is the release built on k8s 1.36.
-CONTROLLER_GEN_VERSION=v0.21.0
+# it is pinned here rather than in go.mod. v0.23 is the newest release, built on k8s 1.37.
+CONTROLLER_GEN_VERSION=v0.23.0
 # crd-ref-docs writes the API reference from the same types and markers; it
 # is a documentation tool, pinned here like controller-gen.
 CRD_REF_DOCS_VERSION=v0.3.0

@@ -16,6 +16,11 @@
 //     properties of a volume, each with a rule saying why. Undeclared, they
 //     would be pruned silently and the pod would run without the volume the
 //     user asked for.
+//   - It refuses the fields of those types that are alpha in the Kubernetes
+//     release the project is built on (alphaFields), each with a rule
+//     naming its feature gate. An API server without the gate drops such a
+//     field from the Deployment it stores, so the pod would run without
+//     what was asked, and the Deployment would never match the spec.
 //   - It drops the descriptions inside embedded types of other modules
 //     (k8s.io/api, Gateway API), keeping the description of the field that
 //     holds one: those types are documented by their own `kubectl explain`
@@ -85,6 +90,7 @@ func run(path string) error {
 		}
 		refuseVolumeSources(volumes.Items.Schema)
 		spec.Properties["volumes"] = volumes
+		refuseAlphaFields(&spec, reflect.TypeFor[appv1.DeployObjectSpec]())
 		dropForeignDescriptions(&spec, reflect.TypeFor[appv1.DeployObjectSpec]())
 		root.Properties["spec"] = spec
 		if status, ok := root.Properties["status"]; ok {
@@ -229,6 +235,60 @@ func podAPIRules(s *apiextensionsv1.JSONSchemaProps, name string) {
 	case "sleep":
 		// At most terminationGracePeriodSeconds: a rule on the spec.
 		setMinimum(s, "seconds", 0)
+	}
+}
+
+// alphaFields are the fields of k8s.io/api types that DeployObject embeds
+// which are alpha in Kubernetes 1.37, with their feature gates. Each
+// release's new fields are decided when k8s.io/api is upgraded: the
+// generated CRD's diff lists them, and a field that is beta or GA by then
+// is documented in docs/api.md instead.
+var alphaFields = []struct {
+	in          reflect.Type
+	field, gate string
+}{
+	{reflect.TypeFor[corev1.HTTPGetAction](), "protocol", "H2CContainerProbe"},
+	{reflect.TypeFor[corev1.GRPCAction](), "mode", "GRPCContainerProbeTLS"},
+	{reflect.TypeFor[corev1.VolumeMount](), "bindMountOptions", "VolumeBindMountOptions"},
+	{reflect.TypeFor[corev1.ConfigMapVolumeSource](), "defaultUser", "AtomicWriteVolumeUserFields"},
+	{reflect.TypeFor[corev1.SecretVolumeSource](), "defaultUser", "AtomicWriteVolumeUserFields"},
+	{reflect.TypeFor[corev1.DownwardAPIVolumeSource](), "defaultUser", "AtomicWriteVolumeUserFields"},
+	{reflect.TypeFor[corev1.ProjectedVolumeSource](), "defaultUser", "AtomicWriteVolumeUserFields"},
+	{reflect.TypeFor[corev1.KeyToPath](), "user", "AtomicWriteVolumeUserFields"},
+	{reflect.TypeFor[corev1.DownwardAPIVolumeFile](), "user", "AtomicWriteVolumeUserFields"},
+	{reflect.TypeFor[corev1.ServiceAccountTokenProjection](), "user", "AtomicWriteVolumeUserFields"},
+	{reflect.TypeFor[corev1.ClusterTrustBundleProjection](), "user", "AtomicWriteVolumeUserFields"},
+}
+
+// refuseAlphaFields walks s, the schema of the Go type t, and adds a rule
+// refusing each of alphaFields wherever its type appears.
+func refuseAlphaFields(s *apiextensionsv1.JSONSchemaProps, t reflect.Type) {
+	t = elem(t)
+	if t.Kind() != reflect.Struct {
+		return
+	}
+	for _, a := range alphaFields {
+		if a.in != t {
+			continue
+		}
+		if _, ok := s.Properties[a.field]; ok {
+			s.XValidations = append(s.XValidations, apiextensionsv1.ValidationRule{
+				Rule:      "!has(self." + a.field + ")",
+				Message:   a.field + " is alpha in Kubernetes 1.37 (feature gate " + a.gate + ") and not supported",
+				FieldPath: "." + a.field,
+			})
+		}
+	}
+	fields := map[string]reflect.Type{}
+	collectFields(t, fields)
+	for name, p := range s.Properties {
+		if ft, ok := fields[name]; ok {
+			refuseAlphaFields(&p, ft)
+			s.Properties[name] = p
+		}
+	}
+	if s.Items != nil && s.Items.Schema != nil {
+		refuseAlphaFields(s.Items.Schema, t)
 	}
 }
 
@@ -387,7 +447,9 @@ func dropForeignDescriptions(s *apiextensionsv1.JSONSchemaProps, t reflect.Type)
 func collectFields(t reflect.Type, fields map[string]reflect.Type) {
 	for f := range t.Fields() {
 		name, opts, _ := strings.Cut(f.Tag.Get("json"), ",")
-		if name == "" && strings.Contains(opts, "inline") {
+		// k8s.io/api tags its embedded structs json:",inline" up to 1.36
+		// and json:"" since; encoding/json inlines both.
+		if name == "" && (strings.Contains(opts, "inline") || f.Anonymous && elem(f.Type).Kind() == reflect.Struct) {
 			collectFields(elem(f.Type), fields)
 			continue
 		}

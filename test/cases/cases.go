@@ -825,6 +825,25 @@ func InvalidTable() []Invalid {
 		{"sidecar stopSignal", "spec.sidecars[0].lifecycle.stopSignal", func(o map[string]any) {
 			item(o, "sidecars", 0)["lifecycle"] = map[string]any{"stopSignal": "SIGQUIT"}
 		}},
+		// Fields of the Kubernetes types that are alpha in 1.37 (hack/crdpost's alphaFields).
+		{"alpha: httpGet probe protocol", "spec.livenessProbe.httpGet.protocol", func(o map[string]any) {
+			specMap(o, "livenessProbe")["httpGet"].(map[string]any)["protocol"] = "HTTP/1.1"
+		}},
+		{"alpha: sidecar grpc probe mode", "spec.sidecars[0].livenessProbe.grpc.mode", func(o map[string]any) {
+			item(o, "sidecars", 0)["livenessProbe"] = map[string]any{"grpc": map[string]any{"port": int64(9901), "mode": "TLS"}}
+		}},
+		{"alpha: volumeMount bindMountOptions", "spec.volumeMounts[1].bindMountOptions", func(o map[string]any) {
+			item(o, "volumeMounts", 1)["bindMountOptions"] = []any{"noexec"}
+		}},
+		{"alpha: configMap volume defaultUser", "spec.volumes[0].configMap.defaultUser", func(o map[string]any) {
+			item(o, "volumes", 0)["configMap"].(map[string]any)["defaultUser"] = int64(1000)
+		}},
+		{"alpha: configMap volume item user", "spec.volumes[0].configMap.items[0].user", func(o map[string]any) {
+			item(o, "volumes", 0)["configMap"].(map[string]any)["items"].([]any)[0].(map[string]any)["user"] = int64(1000)
+		}},
+		{"alpha: projected serviceAccountToken user", "spec.volumes[2].projected.sources[0].serviceAccountToken.user", addVolume(map[string]any{"name": "token", "projected": map[string]any{"sources": []any{
+			map[string]any{"serviceAccountToken": map[string]any{"path": "token", "user": int64(1000)}},
+		}}})},
 		{"init container restartPolicyRules", "spec.initContainers[0].restartPolicyRules", func(o map[string]any) {
 			item(o, "initContainers", 0)["restartPolicyRules"] = []any{map[string]any{"action": "Restart", "exitCodes": map[string]any{"operator": "In", "values": []any{int64(42)}}}}
 		}},

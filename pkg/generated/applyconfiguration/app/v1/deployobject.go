@@ -34,7 +34,7 @@ import (
 // HTTPRoute or GRPCRoute (route), a NetworkPolicy (networkPolicy) and a
 // ServiceMonitor or PodMonitor (monitoring).
 type DeployObjectApplyConfiguration struct {
-	metav1.TypeMetaApplyConfiguration    `json:",inline"`
+	metav1.TypeMetaApplyConfiguration    `json:""`
 	*metav1.ObjectMetaApplyConfiguration `json:"metadata,omitempty"`
 	// spec is the desired state of the application.
 	Spec *DeployObjectSpecApplyConfiguration `json:"spec,omitempty"`

@@ -95,9 +95,9 @@ type DeployObjectSpecApplyConfiguration struct {
 	// prometheus-operator's CRDs in the cluster, the Monitoring condition
 	// says so and nothing else changes.
 	Monitoring                      *MonitoringApplyConfiguration `json:"monitoring,omitempty"`
-	ContainerSpecApplyConfiguration `json:",inline"`
-	PodSpecApplyConfiguration       `json:",inline"`
-	RolloutSpecApplyConfiguration   `json:",inline"`
+	ContainerSpecApplyConfiguration `json:""`
+	PodSpecApplyConfiguration       `json:""`
+	RolloutSpecApplyConfiguration   `json:""`
 }
 
 // DeployObjectSpecApplyConfiguration constructs a declarative configuration of the DeployObjectSpec type for use with

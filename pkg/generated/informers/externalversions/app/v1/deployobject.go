@@ -34,11 +34,39 @@ import (
 )
 
 // DeployObjectInformer provides access to a shared informer and lister for
-// DeployObjects.
+// DeployObjects. Prefer using the type-safe variant (see [TypedDeployObjectInformer]).
 type DeployObjectInformer interface {
 	Informer() cache.SharedIndexInformer
 	Lister() appv1.DeployObjectLister
 }
+
+// TypedDeployObjectInformer provides access to a shared informer and lister for
+// DeployObjects, including the type-safe TypedInformer variant.
+// It is a superset of DeployObjectInformer.
+type TypedDeployObjectInformer interface {
+	Informer() cache.SharedIndexInformer
+	TypedInformer() DeployObjectIndexInformer
+	Lister() appv1.DeployObjectLister
+}
+
+// DeployObjectIndexInformer is a wrapper around the underlying [cache.SharedIndexInformer]
+// with type-safe variants of several methods.
+type DeployObjectIndexInformer cache.TypedSharedIndexInformer[*apisappv1.DeployObject]
+
+// DeployObjectHandlerFuncs is a specialization of [cache.TypedResourceEventHandlerFuncs] for DeployObject.
+type DeployObjectHandlerFuncs = cache.TypedResourceEventHandlerFuncs[*apisappv1.DeployObject]
+
+// DeployObjectDetailedHandlerFuncs is a specialization of [cache.TypedResourceEventHandlerDetailedFuncs] for DeployObject.
+type DeployObjectDetailedHandlerFuncs = cache.TypedResourceEventHandlerDetailedFuncs[*apisappv1.DeployObject]
+
+// DeployObjectFilteringHandler is a specialization of [cache.TypedFilteringResourceEventHandler] for DeployObject.
+type DeployObjectFilteringHandler = cache.TypedFilteringResourceEventHandler[*apisappv1.DeployObject]
+
+// DeployObjectIndexers is a specialization of [cache.TypedIndexers] for DeployObject.
+type DeployObjectIndexers = cache.TypedIndexers[*apisappv1.DeployObject]
+
+// DeletedDeployObject is a specialization of [cache.DeletedObject] for DeployObject.
+type DeletedDeployObject = cache.DeletedObject[*apisappv1.DeployObject]
 
 type deployObjectInformer struct {
 	factory          internalinterfaces.SharedInformerFactory
@@ -49,25 +77,49 @@ type deployObjectInformer struct {
 // NewDeployObjectInformer constructs a new informer for DeployObject type.
 // Always prefer using an informer factory to get a shared informer instead of getting an independent
 // one. This reduces memory footprint and number of connections to the server.
+// If you really need an independent one, prefer using the type-safe variant (see [NewTypedDeployObjectInformer]).
 func NewDeployObjectInformer(client versioned.Interface, namespace string, resyncPeriod time.Duration, indexers cache.Indexers) cache.SharedIndexInformer {
 	return NewDeployObjectInformerWithOptions(client, namespace, internalinterfaces.InformerOptions{ResyncPeriod: resyncPeriod, Indexers: indexers})
+}
+
+// NewTypedDeployObjectInformer constructs a new informer for DeployObject type.
+// Always prefer using an informer factory to get a shared informer instead of getting an independent
+// one. This reduces memory footprint and number of connections to the server.
+func NewTypedDeployObjectInformer(client versioned.Interface, namespace string, resyncPeriod time.Duration, indexers DeployObjectIndexers) DeployObjectIndexInformer {
+	return NewTypedDeployObjectInformerWithOptions(client, namespace, internalinterfaces.InformerOptions{ResyncPeriod: resyncPeriod, Indexers: cache.TypedIndexersToIndexers(indexers)})
 }
 
 // NewFilteredDeployObjectInformer constructs a new informer for DeployObject type.
 // Always prefer using an informer factory to get a shared informer instead of getting an independent
 // one. This reduces memory footprint and number of connections to the server.
+// If you really need an independent one, prefer using the type-safe variant (see [NewTypedFilteredDeployObjectInformer]).
 func NewFilteredDeployObjectInformer(client versioned.Interface, namespace string, resyncPeriod time.Duration, indexers cache.Indexers, tweakListOptions internalinterfaces.TweakListOptionsFunc) cache.SharedIndexInformer {
-	return NewDeployObjectInformerWithOptions(client, namespace, internalinterfaces.InformerOptions{ResyncPeriod: resyncPeriod, Indexers: indexers, TweakListOptions: tweakListOptions})
+	return NewTypedDeployObjectInformerWithOptions(client, namespace, internalinterfaces.InformerOptions{ResyncPeriod: resyncPeriod, Indexers: indexers, TweakListOptions: tweakListOptions})
+}
+
+// NewTypedFilteredDeployObjectInformer constructs a new informer for DeployObject type.
+// Always prefer using an informer factory to get a shared informer instead of getting an independent
+// one. This reduces memory footprint and number of connections to the server.
+func NewTypedFilteredDeployObjectInformer(client versioned.Interface, namespace string, resyncPeriod time.Duration, indexers DeployObjectIndexers, tweakListOptions internalinterfaces.TweakListOptionsFunc) DeployObjectIndexInformer {
+	return NewTypedDeployObjectInformerWithOptions(client, namespace, internalinterfaces.InformerOptions{ResyncPeriod: resyncPeriod, Indexers: cache.TypedIndexersToIndexers(indexers), TweakListOptions: tweakListOptions})
 }
 
 // NewDeployObjectInformerWithOptions constructs a new informer for DeployObject type with additional options.
 // Always prefer using an informer factory to get a shared informer instead of getting an independent
 // one. This reduces memory footprint and number of connections to the server.
+// If you really need an independent one, prefer using the type-safe variant (see [NewTypedDeployObjectInformerWithOptions]).
 func NewDeployObjectInformerWithOptions(client versioned.Interface, namespace string, options internalinterfaces.InformerOptions) cache.SharedIndexInformer {
+	return NewTypedDeployObjectInformerWithOptions(client, namespace, options)
+}
+
+// NewTypedDeployObjectInformerWithOptions constructs a new informer for DeployObject type with additional options.
+// Always prefer using an informer factory to get a shared informer instead of getting an independent
+// one. This reduces memory footprint and number of connections to the server.
+func NewTypedDeployObjectInformerWithOptions(client versioned.Interface, namespace string, options internalinterfaces.InformerOptions) DeployObjectIndexInformer {
 	gvr := schema.GroupVersionResource{Group: "app.deployobject.dev", Version: "v1", Resource: "deployobjects"}
 	identifier := options.InformerName.WithResource(gvr)
 	tweakListOptions := options.TweakListOptions
-	return cache.NewSharedIndexInformerWithOptions(
+	return cache.NewTypedSharedIndexInformer[*apisappv1.DeployObject](cache.NewSharedIndexInformerWithOptions(
 		cache.ToListWatcherWithWatchListSemantics(&cache.ListWatch{
 			ListFunc: func(opts metav1.ListOptions) (runtime.Object, error) {
 				if tweakListOptions != nil {
@@ -100,17 +152,57 @@ func NewDeployObjectInformerWithOptions(client versioned.Interface, namespace st
 			Indexers:     options.Indexers,
 			Identifier:   identifier,
 		},
-	)
+	))
 }
 
 func (f *deployObjectInformer) defaultInformer(client versioned.Interface, resyncPeriod time.Duration) cache.SharedIndexInformer {
-	return NewDeployObjectInformerWithOptions(client, f.namespace, internalinterfaces.InformerOptions{ResyncPeriod: resyncPeriod, Indexers: cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc}, InformerName: f.factory.InformerName(), TweakListOptions: f.tweakListOptions})
+	return NewTypedDeployObjectInformerWithOptions(client, f.namespace, internalinterfaces.InformerOptions{ResyncPeriod: resyncPeriod, Indexers: cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc}, InformerName: f.factory.InformerName(), TweakListOptions: f.tweakListOptions})
 }
 
 func (f *deployObjectInformer) Informer() cache.SharedIndexInformer {
-	return f.factory.InformerFor(&apisappv1.DeployObject{}, f.defaultInformer)
+	return f.TypedInformer()
+}
+
+func (f *deployObjectInformer) TypedInformer() DeployObjectIndexInformer {
+	return cache.NewTypedSharedIndexInformer[*apisappv1.DeployObject](f.factory.InformerFor(&apisappv1.DeployObject{}, f.defaultInformer))
 }
 
 func (f *deployObjectInformer) Lister() appv1.DeployObjectLister {
 	return appv1.NewDeployObjectLister(f.Informer().GetIndexer())
+}
+
+// ToTypedDeployObjectInformer converts an untyped informer into a TypedDeployObjectInformer.
+//
+// WARNING: this conversion is only safe if the informer handles objects of type
+// *DeployObject. If that is not the case, calling type-safe methods of the returned
+// TypedDeployObjectInformer leads to runtime panics. A safer alternative is to pass
+// around a TypedDeployObjectInformer instances that was obtained from a
+// SharedInformerFactory.
+func ToTypedDeployObjectInformer(informer DeployObjectInformer) TypedDeployObjectInformer {
+	if informer, ok := informer.(TypedDeployObjectInformer); ok {
+		return informer
+	}
+	return &deployObjectTypedInformerAdapter{informer}
+}
+
+type deployObjectTypedInformerAdapter struct {
+	DeployObjectInformer
+}
+
+func (a *deployObjectTypedInformerAdapter) TypedInformer() DeployObjectIndexInformer {
+	return cache.NewTypedSharedIndexInformer[*apisappv1.DeployObject](a.Informer())
+}
+
+// ToDeployObjectIndexInformer converts an untyped informer into a DeployObjectIndexInformer.
+//
+// WARNING: this conversion is only safe if the informer handles objects of type
+// *DeployObject. If that is not the case, calling type-safe methods of the returned
+// DeployObjectIndexInformer leads to runtime panics. A safer alternative is to pass
+// around a DeployObjectIndexInformer instances that was obtained from a
+// SharedInformerFactory.
+func ToDeployObjectIndexInformer(informer cache.SharedIndexInformer) DeployObjectIndexInformer {
+	if informer, ok := informer.(DeployObjectIndexInformer); ok {
+		return informer
+	}
+	return cache.NewTypedSharedIndexInformer[*apisappv1.DeployObject](informer)
 }

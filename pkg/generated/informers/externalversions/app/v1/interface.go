@@ -25,7 +25,7 @@ import (
 // Interface provides access to all the informers in this group version.
 type Interface interface {
 	// DeployObjects returns a DeployObjectInformer.
-	DeployObjects() DeployObjectInformer
+	DeployObjects() TypedDeployObjectInformer
 }
 
 type version struct {
@@ -39,7 +39,7 @@ func New(f internalinterfaces.SharedInformerFactory, namespace string, tweakList
 	return &version{factory: f, namespace: namespace, tweakListOptions: tweakListOptions}
 }
 
-// DeployObjects returns a DeployObjectInformer.
-func (v *version) DeployObjects() DeployObjectInformer {
+// DeployObjects returns a TypedDeployObjectInformer.
+func (v *version) DeployObjects() TypedDeployObjectInformer {
 	return &deployObjectInformer{factory: v.factory, namespace: v.namespace, tweakListOptions: v.tweakListOptions}
 }
