@@ -72,6 +72,15 @@ test-fuzz: ## Run each fuzz target for FUZZTIME (default 10s); seed corpora are 
 test-e2e: build ## End-to-end tests against a fresh local cluster, removed afterwards.
 	hack/e2e.sh
 
+# The oldest Kubernetes release the controller supports, built from
+# hack/tools/compat.mod, and the tests run against it: the CRD and its rules,
+# the path to Ready, no writes in steady state, the examples, the children
+# and the in-cluster RBAC.
+COMPAT_TESTS ?= TestCRDAppliesClientSide|TestKubectlExplain|TestInvalidDeployObjectsAreRejected|TestEdgeCasesAreAccepted|TestLargestValidObject|TestCreateReconcilesToReady|TestSteadyStateMakesNoWrites|TestServerCanonicalValuesCauseNoWrites|TestDriftIsReverted|TestKubectlScale|TestKubectlWait|TestExamplesApply|TestDeleteGarbageCollectsChildren|TestDisruptionBudget|TestAutoscaling|TestFiles|TestServiceAccount|TestInClusterUnderDeployRBAC
+.PHONY: test-compat
+test-compat: build ## The e2e tests of COMPAT_TESTS on the oldest supported Kubernetes (its cluster is built once, ~10 min cold). Not in CI.
+	CLUSTER_MODFILE=$(CURDIR)/hack/tools/compat.mod E2E_CLUSTER=deployobject-compat hack/e2e.sh -run '^($(COMPAT_TESTS))$$'
+
 .PHONY: test
 test: test-unit test-gitops test-monitoring test-image test-fuzz test-e2e ## Unit tests, GitOps health checks, the monitoring component, the image, short fuzzing, then end-to-end tests. What CI runs.
 

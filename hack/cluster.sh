@@ -13,10 +13,15 @@ set -euo pipefail
 readonly ROOT_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 readonly TOOLS_DIR="${ROOT_DIR}/hack/tools"
 readonly AUDIT_POLICY="${TOOLS_DIR}/audit-policy.yaml"
+# CLUSTER_MODFILE picks another Kubernetes release: a go.mod of the tools
+# module written by hack/tools/gen-go-mod.sh, such as the oldest supported
+# release's (hack/tools/compat.mod, for `make test-compat`).
+readonly MODFILE="${CLUSTER_MODFILE:-${TOOLS_DIR}/go.mod}"
 
-# Versions: Kubernetes and etcd come from hack/tools/go.mod (regenerate it
-# with hack/tools/gen-go-mod.sh), kwok is installed with `go install`.
-gomod_version() { awk -v m="$1" '$1 == m { print $2; exit } $1 == "require" && $2 == m { print $3; exit }' "${TOOLS_DIR}/go.mod"; }
+# Versions: Kubernetes and etcd come from the tools module's go.mod
+# (regenerate it with hack/tools/gen-go-mod.sh), kwok is installed with
+# `go install`.
+gomod_version() { awk -v m="$1" '$1 == m { print $2; exit } $1 == "require" && $2 == m { print $3; exit }' "${MODFILE}"; }
 readonly K8S_VERSION="$(gomod_version k8s.io/kubernetes)"
 readonly ETCD_VERSION="$(gomod_version go.etcd.io/etcd/server/v3)"
 readonly KWOK_VERSION="v0.8.0"
@@ -88,7 +93,7 @@ go_build() { # OUT PKG [LDFLAGS]
 	log "building ${out##*/} (${pkg}) ..."
 	(
 		cd "${TOOLS_DIR}"
-		GOWORK=off CGO_ENABLED=0 go build -trimpath -buildvcs=false -mod=readonly \
+		GOWORK=off CGO_ENABLED=0 go build -modfile="${MODFILE}" -trimpath -buildvcs=false -mod=readonly \
 			-ldflags "-s -w ${ldflags}" -o "${out}.tmp.$$" "${pkg}"
 	) || { rm -f "${out}.tmp.$$"; die "build of ${out##*/} failed"; }
 	mv -f "${out}.tmp.$$" "${out}"
@@ -97,7 +102,7 @@ go_build() { # OUT PKG [LDFLAGS]
 
 build() {
 	command -v go >/dev/null 2>&1 || die "go is not installed"
-	[[ -n "${K8S_VERSION}" && -n "${ETCD_VERSION}" ]] || die "cannot read versions from ${TOOLS_DIR}/go.mod"
+	[[ -n "${K8S_VERSION}" && -n "${ETCD_VERSION}" ]] || die "cannot read versions from ${MODFILE}"
 
 	local missing=() b
 	for b in etcd "${K8S_BINARIES[@]}"; do [[ -x "${BIN_DIR}/$b" ]] || missing+=("$b"); done
