@@ -7,6 +7,7 @@ go 1.26.0
 require (
 	github.com/google/go-containerregistry v0.22.1
 	github.com/opencontainers/image-spec v1.1.1
+	golang.org/x/mod v0.41.0
 )
 
 require (
