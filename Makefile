@@ -22,6 +22,8 @@ REVISION          ?= $(shell git rev-parse HEAD 2>/dev/null)
 SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || echo 0)
 SOURCE            ?= $(shell git remote get-url origin 2>/dev/null)
 IMAGE_META         = -version "$(VERSION)" -revision "$(REVISION)" -created "$(SOURCE_DATE_EPOCH)" -source "$(SOURCE)"
+# Where `make image-push` pushes to: REGISTRY/REPOSITORY:TAG.
+IMG ?=
 
 .PHONY: help
 help: ## Show this help.
@@ -66,6 +68,12 @@ image: ## Build the controller for PLATFORMS into bin/OS-ARCH/, and one OCI imag
 	done
 	cd hack/image && go run . build $(foreach p,$(PLATFORMS),-binary ../../bin/$(subst /,-,$(p))/deployobject-controller) \
 		$(IMAGE_META) -out ../../$(IMAGE) -sbom-dir ../../bin
+
+.PHONY: image-push
+image-push: ## Build the image and push it, its SBOMs included, to IMG=REGISTRY/REPOSITORY:TAG with the credentials of ~/.docker/config.json.
+	@if [[ -z "$(IMG)" ]]; then echo "image-push: set IMG=REGISTRY/REPOSITORY:TAG, for example IMG=REGISTRY/deployobject-controller:$(VERSION)" >&2; exit 2; fi
+	$(MAKE) --no-print-directory image
+	cd hack/image && go run . push -layout ../../$(IMAGE) -tag "$(VERSION)" -to "$(IMG)"
 
 .PHONY: test-image
 test-image: image ## Check the image: its platforms, annotations and SBOMs, each image against the Dockerfile (entrypoint, user 65532), and that the binary for this machine prints its version.

@@ -1,10 +1,12 @@
 // Command image builds the controller's container image without a container
-// engine and checks it. `make image` and `make test-image` run it:
+// engine, checks it, and pushes it. `make image`, `make test-image` and
+// `make image-push` run it:
 //
 //	image build -binary bin/linux-amd64/deployobject-controller -binary bin/linux-arm64/deployobject-controller \
 //		-version v0.1.0 -revision COMMIT -created SECONDS -source URL -out bin/image -sbom-dir bin
 //	image check -layout bin/image -dockerfile Dockerfile -gomod go.mod -require k8s.io/client-go \
 //		-platform linux/amd64 -platform linux/arm64 -sbom-dir bin -version v0.1.0 -revision COMMIT -created SECONDS -source URL
+//	image push -layout bin/image -tag v0.1.0 -to REGISTRY/deployobject-controller:v0.1.0
 //	image select -layout bin/image -tag v0.1.0 -out DIR
 //
 // build writes an OCI image layout: an image index tagged with the version,
@@ -43,6 +45,8 @@ func main() {
 		err = buildCommand(os.Args[2:])
 	case "check":
 		err = checkCommand(os.Args[2:])
+	case "push":
+		err = pushCommand(os.Args[2:])
 	case "select":
 		err = selectCommand(os.Args[2:])
 	default:
@@ -55,6 +59,6 @@ func main() {
 }
 
 func usage() {
-	fmt.Fprintln(os.Stderr, "usage: image build|check|select [flags]; image COMMAND -h lists a command's flags")
+	fmt.Fprintln(os.Stderr, "usage: image build|check|push|select [flags]; image COMMAND -h lists a command's flags")
 	os.Exit(2)
 }
