@@ -1,9 +1,11 @@
 # Multi-stage build of a static, trimmed binary on an empty base image, for
 # those who have a container engine:
 #   docker build --build-arg VERSION=v0.1.0 -t deployobject-controller .
-# `make image` builds the same image without one (hack/image: an OCI image
-# layout in bin/image), and `make test-image` checks that image against the
-# final stage of this file: the binary at the ENTRYPOINT's path, the USER.
+# `make image` builds the same image without one, for linux/amd64 and
+# linux/arm64 in one index, with OCI annotations and an SBOM per platform
+# (hack/image: an OCI image layout in bin/image), and `make test-image`
+# checks each of its images against the final stage of this file: the binary
+# at the ENTRYPOINT's path, the USER.
 FROM golang:1.26 AS build
 WORKDIR /src
 COPY go.mod go.sum ./

@@ -8,6 +8,22 @@ BIN     := bin/deployobject-controller
 PEER    := bin/peer-controller
 IMAGE   := bin/image
 GOFILES := $(shell git ls-files '*.go' 2>/dev/null)
+# How the controller is built, by `make build` and for each platform of the
+# image: static, and with -trimpath so that the binary does not depend on
+# the checkout's path.
+GOBUILD  = CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X main.version=$(VERSION)"
+
+# The image's platforms, and what it says of its origin: the commit, the
+# commit's time (SOURCE_DATE_EPOCH: the time stamp of every file, layer and
+# document in the image, so that one commit makes one digest) and the
+# origin remote, if it is an http(s) URL.
+PLATFORMS         ?= linux/amd64 linux/arm64
+REVISION          ?= $(shell git rev-parse HEAD 2>/dev/null)
+SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || echo 0)
+SOURCE            ?= $(shell git remote get-url origin 2>/dev/null)
+IMAGE_META         = -version "$(VERSION)" -revision "$(REVISION)" -created "$(SOURCE_DATE_EPOCH)" -source "$(SOURCE)"
+# Where `make image-push` pushes to: REGISTRY/REPOSITORY:TAG.
+IMG ?=
 
 .PHONY: help
 help: ## Show this help.
@@ -15,7 +31,7 @@ help: ## Show this help.
 
 .PHONY: build
 build: ## Build the controller binary into bin/.
-	CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X main.version=$(VERSION)" -o $(BIN) .
+	$(GOBUILD) -o $(BIN) .
 
 .PHONY: generate
 generate: ## Regenerate clients, deepcopy and the CRD after changing pkg/apis.
@@ -46,13 +62,24 @@ test-monitoring: ## The alerts and dashboard of deploy/components/monitoring aga
 	bindir=$$(hack/cluster.sh build) && cd test/monitoring && KUBECTL="$$bindir/kubectl" go test -count=1 ./...
 
 .PHONY: image
-image: build ## Build the container image of bin/ as an OCI image layout in bin/image, without a container engine.
-	cd hack/image && go run . build -binary ../../$(BIN) -version $(VERSION) -out ../../$(IMAGE)
+image: ## Build the controller for PLATFORMS into bin/OS-ARCH/, and one OCI image of them with an SBOM each in bin/image (an OCI layout), without a container engine.
+	for platform in $(PLATFORMS); do \
+		GOOS=$${platform%/*} GOARCH=$${platform#*/} $(GOBUILD) -o bin/$${platform/\//-}/deployobject-controller .; \
+	done
+	cd hack/image && go run . build $(foreach p,$(PLATFORMS),-binary ../../bin/$(subst /,-,$(p))/deployobject-controller) \
+		$(IMAGE_META) -out ../../$(IMAGE) -sbom-dir ../../bin
+
+.PHONY: image-push
+image-push: ## Build the image and push it, its SBOMs included, to IMG=REGISTRY/REPOSITORY:TAG with the credentials of ~/.docker/config.json.
+	@if [[ -z "$(IMG)" ]]; then echo "image-push: set IMG=REGISTRY/REPOSITORY:TAG, for example IMG=REGISTRY/deployobject-controller:$(VERSION)" >&2; exit 2; fi
+	$(MAKE) --no-print-directory image
+	cd hack/image && go run . push -layout ../../$(IMAGE) -tag "$(VERSION)" -to "$(IMG)"
 
 .PHONY: test-image
-test-image: image ## Check the image against the Dockerfile: entrypoint, user 65532, and the binary in it prints its version.
+test-image: image ## Check the image: its platforms, annotations and SBOMs, each image against the Dockerfile (entrypoint, user 65532), and that the binary for this machine prints its version.
 	cd hack/image && go test -count=1 ./...
-	cd hack/image && go run . check -layout ../../$(IMAGE) -dockerfile ../../Dockerfile -version $(VERSION)
+	cd hack/image && go run . check -layout ../../$(IMAGE) -dockerfile ../../Dockerfile -gomod ../../go.mod -require k8s.io/client-go \
+		$(foreach p,$(PLATFORMS),-platform $(p)) -sbom-dir ../../bin $(IMAGE_META)
 	@if [[ $$(id -u) == 0 ]] && command -v crun >/dev/null && command -v umoci >/dev/null; then \
 		hack/image/run-crun.sh $(IMAGE) $(VERSION); \
 	else \

@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -21,42 +23,73 @@ import (
 	specv1 "github.com/opencontainers/image-spec/specs-go/v1"
 )
 
-// epoch is the time stamp of every file, layer and the image itself, so
-// that the same binary always makes the same image digest.
-var epoch = time.Unix(0, 0).UTC()
-
 func buildCommand(args []string) error {
 	fs := flag.NewFlagSet("build", flag.ExitOnError)
-	binary := fs.String("binary", "", "The controller binary: a static Linux executable.")
-	version := fs.String("version", "", "The controller's version: the image's tag (its ref.name in the layout) and its version label.")
+	var binaries []string
+	fs.Func("binary", "A controller binary: a static Linux executable; once per platform, which is read from the executable.", func(s string) error {
+		binaries = append(binaries, s)
+		return nil
+	})
+	meta := metadataFlags(fs)
 	out := fs.String("out", "", "Directory of the OCI image layout to write; replaced if it exists.")
+	sbomDir := fs.String("sbom-dir", "", "Directory to write a copy of each platform's SBOM to, as sbom-OS-ARCH.spdx.json.")
 	_ = fs.Parse(args)
-	if *binary == "" || *version == "" || *out == "" {
-		return errors.New("build needs -binary, -version and -out")
+	if len(binaries) == 0 || *out == "" || *sbomDir == "" {
+		return errors.New("build needs -binary (once per platform), -out and -sbom-dir")
 	}
-	digest, err := build(*binary, *version, *out)
+	m, err := meta()
 	if err != nil {
 		return err
 	}
-	fmt.Printf("image: wrote %s:%s (%s)\n", *out, *version, digest)
+	digest, err := build(binaries, m, *out, *sbomDir)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("image: wrote %s:%s (%s)\n", *out, m.version, digest)
 	return nil
 }
 
-// build writes an OCI image layout at out holding one image: the binary at
-// entrypoint on an empty base. It returns the manifest's digest.
-func build(binary, version, out string) (v1.Hash, error) {
-	data, err := os.ReadFile(binary)
-	if err != nil {
-		return v1.Hash{}, err
+// platformImage is one platform's image and the SBOM that refers to it.
+type platformImage struct {
+	platform v1.Platform
+	image    v1.Image
+	sbom     []byte
+	artifact v1.Image
+}
+
+// build writes an OCI image layout at out: an image index tagged with the
+// version, holding one image per binary, and beside it each image's SBOM as
+// an artifact whose subject is that image. It writes a copy of each SBOM to
+// sbomDir and returns the index's digest.
+func build(binaries []string, meta metadata, out, sbomDir string) (v1.Hash, error) {
+	var images []platformImage
+	for _, binary := range binaries {
+		pi, err := buildPlatform(binary, meta)
+		if err != nil {
+			return v1.Hash{}, fmt.Errorf("%s: %w", binary, err)
+		}
+		if i := slices.IndexFunc(images, func(o platformImage) bool { return o.platform.Equals(pi.platform) }); i >= 0 {
+			return v1.Hash{}, fmt.Errorf("%s and %s are both for %s", binaries[i], binary, pi.platform.String())
+		}
+		images = append(images, pi)
 	}
-	arch, err := staticLinuxArch(data)
-	if err != nil {
-		return v1.Hash{}, fmt.Errorf("%s: %w", binary, err)
+	return writeLayout(images, meta, out, sbomDir)
+}
+
+// writeLayout writes the images, their index and their SBOMs.
+func writeLayout(images []platformImage, meta metadata, out, sbomDir string) (v1.Hash, error) {
+	// The order of the flags must not change the digest.
+	slices.SortFunc(images, func(a, b platformImage) int { return strings.Compare(a.platform.String(), b.platform.String()) })
+
+	var idx v1.ImageIndex = mutate.IndexMediaType(empty.Index, types.OCIImageIndex)
+	for _, pi := range images {
+		idx = mutate.AppendManifests(idx, mutate.IndexAddendum{
+			Add:        pi.image,
+			Descriptor: v1.Descriptor{Platform: &pi.platform},
+		})
 	}
-	img, err := image(data, arch, version)
-	if err != nil {
-		return v1.Hash{}, err
-	}
+	idx = mutate.Annotations(idx, meta.annotations()).(v1.ImageIndex)
+
 	if err := os.RemoveAll(out); err != nil {
 		return v1.Hash{}, err
 	}
@@ -64,22 +97,62 @@ func build(binary, version, out string) (v1.Hash, error) {
 	if err != nil {
 		return v1.Hash{}, fmt.Errorf("writing the layout: %w", err)
 	}
-	if err := p.AppendImage(img, layout.WithAnnotations(map[string]string{specv1.AnnotationRefName: version})); err != nil {
-		return v1.Hash{}, fmt.Errorf("writing the image: %w", err)
+	if err := p.AppendIndex(idx, layout.WithAnnotations(map[string]string{specv1.AnnotationRefName: meta.version})); err != nil {
+		return v1.Hash{}, fmt.Errorf("writing the image index: %w", err)
 	}
-	return img.Digest()
+	// Untagged, as a registry holds referrers: found by their subject.
+	for _, pi := range images {
+		if err := p.AppendImage(pi.artifact); err != nil {
+			return v1.Hash{}, fmt.Errorf("writing the SBOM of %s: %w", pi.platform.String(), err)
+		}
+		if err := os.WriteFile(filepath.Join(sbomDir, sbomFileName(pi.platform)), pi.sbom, 0o644); err != nil {
+			return v1.Hash{}, err
+		}
+	}
+	return idx.Digest()
 }
 
-// image is the image of binary, which runs on arch.
-func image(binary []byte, arch, version string) (v1.Image, error) {
-	layer, err := fileLayer(strings.TrimPrefix(entrypoint, "/"), binary)
+// sbomFileName is the name of a platform's SBOM, as a file beside the
+// layout and as the title of the SBOM's layer.
+func sbomFileName(p v1.Platform) string {
+	return fmt.Sprintf("sbom-%s-%s.spdx.json", p.OS, p.Architecture)
+}
+
+func buildPlatform(binary string, meta metadata) (platformImage, error) {
+	data, err := os.ReadFile(binary)
+	if err != nil {
+		return platformImage{}, err
+	}
+	arch, err := staticLinuxArch(data)
+	if err != nil {
+		return platformImage{}, err
+	}
+	platform := v1.Platform{OS: "linux", Architecture: arch}
+	img, err := image(data, platform, meta)
+	if err != nil {
+		return platformImage{}, err
+	}
+	sbom, err := spdxSBOM(data, platform, meta)
+	if err != nil {
+		return platformImage{}, err
+	}
+	artifact, err := sbomArtifact(sbom, sbomFileName(platform), img, meta)
+	if err != nil {
+		return platformImage{}, err
+	}
+	return platformImage{platform: platform, image: img, sbom: sbom, artifact: artifact}, nil
+}
+
+// image is the image of binary, which runs on platform.
+func image(binary []byte, platform v1.Platform, meta metadata) (v1.Image, error) {
+	layer, err := fileLayer(strings.TrimPrefix(entrypoint, "/"), binary, meta.created)
 	if err != nil {
 		return nil, err
 	}
 	img := mutate.ConfigMediaType(mutate.MediaType(empty.Image, types.OCIManifestSchema1), types.OCIConfigJSON)
 	img, err = mutate.Append(img, mutate.Addendum{
 		Layer:   layer,
-		History: v1.History{Created: v1.Time{Time: epoch}, CreatedBy: "COPY deployobject-controller " + entrypoint},
+		History: v1.History{Created: v1.Time{Time: meta.created}, CreatedBy: "COPY deployobject-controller " + entrypoint},
 	})
 	if err != nil {
 		return nil, err
@@ -89,23 +162,27 @@ func image(binary []byte, arch, version string) (v1.Image, error) {
 		return nil, err
 	}
 	cfg = cfg.DeepCopy()
-	cfg.Created = v1.Time{Time: epoch}
-	cfg.OS, cfg.Architecture = "linux", arch
+	cfg.Created = v1.Time{Time: meta.created}
+	cfg.OS, cfg.Architecture = platform.OS, platform.Architecture
 	cfg.Config.Entrypoint = []string{entrypoint}
 	cfg.Config.User = user
-	cfg.Config.Labels = map[string]string{
-		specv1.AnnotationTitle:   "deployobject-controller",
-		specv1.AnnotationVersion: version,
+	// Labels as well as annotations: `docker inspect` and most scanners
+	// read the configuration's labels, registries and referrers the
+	// manifest's annotations.
+	cfg.Config.Labels = meta.annotations()
+	img, err = mutate.ConfigFile(img, cfg)
+	if err != nil {
+		return nil, err
 	}
-	return mutate.ConfigFile(img, cfg)
+	return mutate.Annotations(img, meta.annotations()).(v1.Image), nil
 }
 
 // fileLayer is a gzip-compressed layer holding one executable file owned by
 // root, so that the user the controller runs as cannot change it.
-func fileLayer(name string, content []byte) (v1.Layer, error) {
+func fileLayer(name string, content []byte, mtime time.Time) (v1.Layer, error) {
 	var buf bytes.Buffer
 	tw := tar.NewWriter(&buf)
-	hdr := &tar.Header{Typeflag: tar.TypeReg, Name: name, Mode: 0o755, Size: int64(len(content)), ModTime: epoch, Format: tar.FormatPAX}
+	hdr := &tar.Header{Typeflag: tar.TypeReg, Name: name, Mode: 0o755, Size: int64(len(content)), ModTime: mtime, Format: tar.FormatPAX}
 	if err := tw.WriteHeader(hdr); err != nil {
 		return nil, err
 	}

@@ -5,11 +5,13 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"debug/buildinfo"
 	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -21,72 +23,263 @@ import (
 	"time"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
-	"github.com/google/go-containerregistry/pkg/v1/layout"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/types"
 	"github.com/google/go-containerregistry/pkg/v1/validate"
-	specv1 "github.com/opencontainers/image-spec/specs-go/v1"
 )
 
 func checkCommand(args []string) error {
 	fs := flag.NewFlagSet("check", flag.ExitOnError)
-	dir := fs.String("layout", "", "Directory of the OCI image layout to check.")
-	dockerfile := fs.String("dockerfile", "", "The Dockerfile whose final stage the image must match.")
-	version := fs.String("version", "", "The version the image is tagged with and its binary must print.")
+	var o checkOptions
+	fs.StringVar(&o.dir, "layout", "", "Directory of the OCI image layout to check.")
+	fs.StringVar(&o.dockerfile, "dockerfile", "", "The Dockerfile whose final stage each image must match.")
+	fs.StringVar(&o.gomod, "gomod", "", "The go.mod of the binary's main module; its go.sum is read beside it.")
+	fs.StringVar(&o.sbomDir, "sbom-dir", "", "Directory holding the copies of the SBOMs that build wrote.")
+	fs.Func("platform", "A platform the index must hold, as OS/ARCH; once per platform.", func(s string) error {
+		p, err := v1.ParsePlatform(s)
+		if err != nil {
+			return err
+		}
+		o.platforms = append(o.platforms, *p)
+		return nil
+	})
+	fs.Func("require", "A module the SBOM must name at the version go.mod requires and with the hash of go.sum; may be repeated.", func(s string) error {
+		o.require = append(o.require, s)
+		return nil
+	})
+	meta := metadataFlags(fs)
 	_ = fs.Parse(args)
-	if *dir == "" || *dockerfile == "" || *version == "" {
-		return errors.New("check needs -layout, -dockerfile and -version")
+	if o.dir == "" || o.dockerfile == "" || o.gomod == "" || o.sbomDir == "" || len(o.platforms) == 0 {
+		return errors.New("check needs -layout, -dockerfile, -gomod, -sbom-dir and -platform")
 	}
-	if err := check(*dir, *dockerfile, *version); err != nil {
-		return fmt.Errorf("%s:%s: %w", *dir, *version, err)
+	var err error
+	if o.meta, err = meta(); err != nil {
+		return err
 	}
-	fmt.Printf("image: %s:%s runs %s as user %s and prints its version\n", *dir, *version, entrypoint, user)
+	if err := check(o); err != nil {
+		return fmt.Errorf("%s:%s: %w", o.dir, o.meta.version, err)
+	}
+	fmt.Printf("image: %s:%s holds %s; each runs %s as user %s, is annotated and has its SBOM; the one for this machine prints its version\n",
+		o.dir, o.meta.version, o.platforms, entrypoint, user)
 	return nil
 }
 
-// check verifies the image tagged version in the layout at dir: it is what
-// the final stage of dockerfile describes (the binary copied to the
-// entrypoint, the user), the user is 65532, the binary is the image's only
-// file, and run with --version it prints version.
-func check(dir, dockerfile, version string) error {
-	want, err := readFinalStage(dockerfile)
+type checkOptions struct {
+	dir, dockerfile, gomod, sbomDir string
+	platforms                       []v1.Platform
+	require                         []string
+	meta                            metadata
+}
+
+// check verifies the image index tagged with the version in the layout at
+// dir. It holds an image for each platform and no other, and it and each
+// image carry the annotations of meta. Each image is what the final stage
+// of the Dockerfile describes (the binary copied to the entrypoint, the
+// user), the user is 65532, and the binary is the image's only file, built
+// for the image's platform as the Makefile builds it. Each image has one
+// SBOM, the one of its binary, naming the main module and each required
+// module as go.mod and go.sum do. The binary for this machine, run with
+// --version, prints the version.
+func check(o checkOptions) error {
+	want, err := readFinalStage(o.dockerfile)
 	if err != nil {
 		return err
 	}
 	if uid, _, _ := strings.Cut(want.user, ":"); uid != "65532" {
-		return fmt.Errorf("%s: USER %s, want the numeric nonroot user 65532", dockerfile, want.user)
+		return fmt.Errorf("%s: USER %s, want the numeric nonroot user 65532", o.dockerfile, want.user)
 	}
-	img, err := taggedImage(dir, version)
+	mod, err := readGoMod(o.gomod, o.require)
 	if err != nil {
 		return err
+	}
+	b, err := readLayout(o.dir, o.meta.version)
+	if err != nil {
+		return err
+	}
+	im, err := b.index.IndexManifest()
+	if err != nil {
+		return err
+	}
+	if err := checkAnnotations("the index's annotations", im.Annotations, o.meta); err != nil {
+		return err
+	}
+	var got []string
+	for _, d := range b.images {
+		if d.Platform == nil {
+			return fmt.Errorf("the index's manifest %s has no platform", d.Digest)
+		}
+		got = append(got, d.Platform.String())
+	}
+	var wantPlatforms []string
+	for _, p := range o.platforms {
+		wantPlatforms = append(wantPlatforms, p.String())
+	}
+	slices.Sort(got)
+	slices.Sort(wantPlatforms)
+	if !slices.Equal(got, wantPlatforms) {
+		return fmt.Errorf("the index holds images for %q, want %q", got, wantPlatforms)
+	}
+	host := v1.Platform{OS: runtime.GOOS, Architecture: runtime.GOARCH}
+	ran := false
+	var first string
+	for i, d := range b.images {
+		binary, cfg, err := checkImage(b, d, want, o.meta)
+		if err != nil {
+			return fmt.Errorf("%s: %w", d.Platform, err)
+		}
+		common, err := checkBuildSettings(binary, *d.Platform, o.meta)
+		if err != nil {
+			return fmt.Errorf("%s: %s: %w", d.Platform, want.entrypoint[0], err)
+		}
+		if i == 0 {
+			first = common
+		} else if common != first {
+			return fmt.Errorf("%s: %s is built unlike the one for %s: its build information has\n%s", d.Platform, want.entrypoint[0], b.images[0].Platform, lineDiff(common, first))
+		}
+		if err := checkSBOM(b, d, binary, mod, o); err != nil {
+			return fmt.Errorf("%s: %w", d.Platform, err)
+		}
+		if d.Platform.Equals(host) {
+			if err := checkVersion(binary, cfg, o.meta.version); err != nil {
+				return fmt.Errorf("%s: %w", d.Platform, err)
+			}
+			ran = true
+		}
+	}
+	if !ran {
+		return fmt.Errorf("no image for %s, this machine, whose binary could be run", host.String())
+	}
+	return nil
+}
+
+// checkImage checks the image d of the index and returns its binary and
+// configuration.
+func checkImage(b *built, d v1.Descriptor, want stage, meta metadata) ([]byte, *v1.ConfigFile, error) {
+	img, err := b.index.Image(d.Digest)
+	if err != nil {
+		return nil, nil, err
 	}
 	// Every blob against its digest, diff IDs against the layers.
 	if err := validate.Image(img); err != nil {
-		return fmt.Errorf("invalid image: %w", err)
+		return nil, nil, fmt.Errorf("invalid image: %w", err)
 	}
 	if mt, err := img.MediaType(); err != nil || mt != types.OCIManifestSchema1 {
-		return fmt.Errorf("manifest media type %q (%v), want %q", mt, err, types.OCIManifestSchema1)
+		return nil, nil, fmt.Errorf("manifest media type %q (%v), want %q", mt, err, types.OCIManifestSchema1)
+	}
+	m, err := img.Manifest()
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := checkAnnotations("the manifest's annotations", m.Annotations, meta); err != nil {
+		return nil, nil, err
 	}
 	cfg, err := img.ConfigFile()
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
-	if err := checkConfig(cfg, want, version); err != nil {
-		return err
+	if err := checkConfig(cfg, *d.Platform, want, meta); err != nil {
+		return nil, nil, err
 	}
 	binary, err := onlyFile(img, want.entrypoint[0])
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
-	if _, err := staticLinuxArch(binary); err != nil {
-		return fmt.Errorf("%s: %w", want.entrypoint[0], err)
+	arch, err := staticLinuxArch(binary)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", want.entrypoint[0], err)
 	}
+	if arch != d.Platform.Architecture {
+		return nil, nil, fmt.Errorf("%s is an executable for %s", want.entrypoint[0], arch)
+	}
+	return binary, cfg, nil
+}
+
+// checkAnnotations checks that got are exactly the annotations of meta.
+func checkAnnotations(what string, got map[string]string, meta metadata) error {
+	want := meta.annotations()
+	var errs []error
+	for _, k := range slices.Sorted(maps.Keys(want)) {
+		if got[k] != want[k] {
+			errs = append(errs, fmt.Errorf("%s: %s is %q, want %q", what, k, got[k], want[k]))
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(got)) {
+		if _, ok := want[k]; !ok {
+			errs = append(errs, fmt.Errorf("%s: unexpected %s %q", what, k, got[k]))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// checkBuildSettings checks, from the build information in the binary, that
+// it was built as the Makefile builds it: for the platform, without cgo,
+// with -trimpath (without which the digest depends on the checkout's path),
+// and from the revision if the build recorded one. It returns the build
+// information without what depends on the architecture, which must be the
+// same for every platform.
+func checkBuildSettings(binary []byte, platform v1.Platform, meta metadata) (string, error) {
+	bi, err := buildinfo.Read(bytes.NewReader(binary))
+	if err != nil {
+		return "", fmt.Errorf("reading the Go build information: %w", err)
+	}
+	settings := map[string]string{}
+	for _, s := range bi.Settings {
+		settings[s.Key] = s.Value
+	}
+	var errs []error
+	for _, k := range []string{"GOOS", "GOARCH", "CGO_ENABLED", "-trimpath"} {
+		want := map[string]string{"GOOS": platform.OS, "GOARCH": platform.Architecture, "CGO_ENABLED": "0", "-trimpath": "true"}[k]
+		if settings[k] != want {
+			errs = append(errs, fmt.Errorf("built with %s=%q, want %q", k, settings[k], want))
+		}
+	}
+	if rev, ok := settings["vcs.revision"]; ok && rev != meta.revision {
+		errs = append(errs, fmt.Errorf("built from the commit %s, want %s", rev, meta.revision))
+	}
+	// -trimpath keeps -ldflags out of the build information, and only the
+	// binary for this machine runs here: the version must at least be in
+	// the others.
+	if !bytes.Contains(binary, []byte(meta.version)) {
+		errs = append(errs, fmt.Errorf("the version %s is nowhere in the binary", meta.version))
+	}
+	archLevel := "GO" + strings.ToUpper(platform.Architecture) + "="
+	var common []string
+	for _, line := range strings.Split(bi.String(), "\n") {
+		if setting, ok := strings.CutPrefix(line, "build\t"); ok && (strings.HasPrefix(setting, "GOARCH=") || strings.HasPrefix(setting, archLevel)) {
+			continue
+		}
+		common = append(common, line)
+	}
+	return strings.Join(common, "\n"), errors.Join(errs...)
+}
+
+// lineDiff lists the lines of a missing from b, with "+", and of b missing
+// from a, with "-".
+func lineDiff(a, b string) string {
+	al, bl := strings.Split(a, "\n"), strings.Split(b, "\n")
+	var out []string
+	for _, l := range al {
+		if !slices.Contains(bl, l) {
+			out = append(out, "+ "+l)
+		}
+	}
+	for _, l := range bl {
+		if !slices.Contains(al, l) {
+			out = append(out, "- "+l)
+		}
+	}
+	return strings.Join(out, "\n")
+}
+
+// checkVersion runs the binary with --version and checks that it prints the
+// version.
+func checkVersion(binary []byte, cfg *v1.ConfigFile, version string) error {
 	out, err := runVersion(binary, cfg)
 	if err != nil {
 		return err
 	}
 	if out != version {
-		return fmt.Errorf("%s --version printed %q, want %q", want.entrypoint[0], out, version)
+		return fmt.Errorf("%s --version printed %q, want %q", entrypoint, out, version)
 	}
 	return nil
 }
@@ -147,34 +340,10 @@ func readFinalStage(path string) (stage, error) {
 	return s, nil
 }
 
-// taggedImage is the image whose ref.name is tag, the only one in the layout.
-func taggedImage(dir, tag string) (v1.Image, error) {
-	p, err := layout.FromPath(dir)
-	if err != nil {
-		return nil, err
-	}
-	idx, err := p.ImageIndex()
-	if err != nil {
-		return nil, err
-	}
-	im, err := idx.IndexManifest()
-	if err != nil {
-		return nil, err
-	}
-	if len(im.Manifests) != 1 {
-		return nil, fmt.Errorf("the layout holds %d manifests, want 1", len(im.Manifests))
-	}
-	d := im.Manifests[0]
-	if got := d.Annotations[specv1.AnnotationRefName]; got != tag {
-		return nil, fmt.Errorf("the image is tagged %q, want %q", got, tag)
-	}
-	return p.Image(d.Digest)
-}
-
-func checkConfig(cfg *v1.ConfigFile, want stage, version string) error {
+func checkConfig(cfg *v1.ConfigFile, platform v1.Platform, want stage, meta metadata) error {
 	var errs []error
-	if cfg.OS != "linux" {
-		errs = append(errs, fmt.Errorf("os %q, want linux", cfg.OS))
+	if cfg.OS != platform.OS || cfg.Architecture != platform.Architecture {
+		errs = append(errs, fmt.Errorf("configuration for %s/%s, want %s", cfg.OS, cfg.Architecture, platform.String()))
 	}
 	if !slices.Equal(cfg.Config.Entrypoint, want.entrypoint) {
 		errs = append(errs, fmt.Errorf("entrypoint %q, want %q", cfg.Config.Entrypoint, want.entrypoint))
@@ -185,8 +354,8 @@ func checkConfig(cfg *v1.ConfigFile, want stage, version string) error {
 	if cfg.Config.User != want.user {
 		errs = append(errs, fmt.Errorf("user %q, want %q", cfg.Config.User, want.user))
 	}
-	if got := cfg.Config.Labels[specv1.AnnotationVersion]; got != version {
-		errs = append(errs, fmt.Errorf("version label %q, want %q", got, version))
+	if err := checkAnnotations("the configuration's labels", cfg.Config.Labels, meta); err != nil {
+		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
 }
@@ -227,9 +396,6 @@ func onlyFile(img v1.Image, path string) ([]byte, error) {
 // runVersion runs binary with --version on this machine, as the image's user
 // when it can switch users, and returns what it prints.
 func runVersion(binary []byte, cfg *v1.ConfigFile) (string, error) {
-	if cfg.Architecture != runtime.GOARCH || runtime.GOOS != "linux" {
-		return "", fmt.Errorf("cannot run a linux/%s binary on %s/%s", cfg.Architecture, runtime.GOOS, runtime.GOARCH)
-	}
 	dir, err := os.MkdirTemp("", "image-check-")
 	if err != nil {
 		return "", err

@@ -12,9 +12,10 @@ layout=$1 version=$2
 work=$(mktemp -d)
 trap 'rm -rf "${work}"' EXIT
 
-# The image's command line is the entrypoint plus --version. umoci changes
-# the image it is given, so it works on a copy.
-cp -r "${layout}" "${work}/layout"
+# umoci cannot choose a platform from an index: it gets a layout holding
+# this machine's image alone, which it may change. The image's command line
+# is the entrypoint plus --version.
+go -C "$(dirname "${BASH_SOURCE[0]}")" run . select -layout "$(realpath "${layout}")" -tag "${version}" -out "${work}/layout"
 umoci config --image "${work}/layout:${version}" --config.cmd=--version
 umoci unpack --image "${work}/layout:${version}" "${work}/bundle" >/dev/null
 # umoci asks for a terminal, which crun cannot give without one.
