@@ -4,6 +4,10 @@ SHELL := /usr/bin/env bash
 .DEFAULT_GOAL := help
 
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+# The controller's image in the release artifacts (build-installer,
+# build-chart): REPOSITORY:TAG, REPOSITORY@DIGEST or both. Set your
+# registry's, for example IMG=REGISTRY/deployobject-controller:$(VERSION).
+IMG     ?= deployobject-controller:$(VERSION)
 BIN     := bin/deployobject-controller
 PEER    := bin/peer-controller
 IMAGE   := bin/image
@@ -18,11 +22,11 @@ build: ## Build the controller binary into bin/.
 	CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X main.version=$(VERSION)" -o $(BIN) .
 
 .PHONY: generate
-generate: ## Regenerate clients, deepcopy and the CRD after changing pkg/apis.
+generate: ## Regenerate clients, deepcopy and the CRD after changing pkg/apis, and the chart's copies of the CRD, alerts and dashboard.
 	hack/update-codegen.sh
 
 .PHONY: verify
-verify: ## Check that generated code is fresh, code is gofmt-ed and go vet passes.
+verify: ## Check that generated code is fresh, code is gofmt-ed, go vet passes, and the Helm chart lints and matches deploy/.
 	hack/verify-codegen.sh
 	@out=$$(gofmt -l $(GOFILES)); if [[ -n "$$out" ]]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	go vet ./...
@@ -31,6 +35,8 @@ verify: ## Check that generated code is fresh, code is gofmt-ed and go vet passe
 	cd test/monitoring && go vet ./...
 	cd hack/image && go vet ./...
 	cd test/bench/peer && go vet ./...
+	cd hack/release && go vet ./...
+	$(MAKE) --no-print-directory test-chart
 
 .PHONY: test-unit
 test-unit: ## Unit tests, with the race detector; the benchmark's peer (module test/bench/peer) without it.
@@ -44,6 +50,18 @@ test-gitops: ## The Argo CD health check and Flux's kstatus on the fixtures e2e 
 .PHONY: test-monitoring
 test-monitoring: ## The alerts and dashboard of deploy/components/monitoring against the metrics e2e captured, and the kustomize builds of it and of deploy/components/metrics-networkpolicy (module test/monitoring).
 	bindir=$$(hack/cluster.sh build) && cd test/monitoring && KUBECTL="$$bindir/kubectl" go test -count=1 ./...
+
+.PHONY: test-chart
+test-chart: ## helm lint --strict on the Helm chart, its renders against the kustomize builds of deploy/, and the installers of build-installer (module hack/release).
+	cd hack/release && go test -count=1 ./...
+
+.PHONY: build-installer
+build-installer: ## Write dist/install.yaml (deploy/ with the image IMG) and each optional piece as a file of its own (docs/installing.md).
+	cd hack/release && go run . installer -root $(CURDIR) -out $(CURDIR)/dist -image $(IMG) -version $(VERSION)
+
+.PHONY: build-chart
+build-chart: ## Package the Helm chart into dist/, versioned from VERSION, its image defaulting to IMG.
+	cd hack/release && go run . chart -root $(CURDIR) -out $(CURDIR)/dist -image $(IMG) -version $(VERSION)
 
 .PHONY: image
 image: build ## Build the container image of bin/ as an OCI image layout in bin/image, without a container engine.
@@ -73,7 +91,7 @@ test-e2e: build ## End-to-end tests against a fresh local cluster, removed after
 	hack/e2e.sh
 
 .PHONY: test
-test: test-unit test-gitops test-monitoring test-image test-fuzz test-e2e ## Unit tests, GitOps health checks, the monitoring component, the image, short fuzzing, then end-to-end tests. What CI runs.
+test: test-unit test-gitops test-monitoring test-chart test-image test-fuzz test-e2e ## Unit tests, GitOps health checks, the monitoring component, the Helm chart, the image, short fuzzing, then end-to-end tests. What CI runs.
 
 .PHONY: run
 run: build ## Start the local cluster and run the controller against it.
@@ -88,8 +106,8 @@ down: ## Remove the local cluster.
 	hack/cluster.sh down
 
 .PHONY: clean
-clean: ## Remove build output.
-	rm -rf bin
+clean: ## Remove build output and release artifacts.
+	rm -rf bin dist
 
 BENCH_ARGS ?=
 
