@@ -4,6 +4,12 @@ SHELL := /usr/bin/env bash
 .DEFAULT_GOAL := help
 
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+# The controller's image in the release artifacts (build-installer,
+# build-chart): REPOSITORY:TAG, REPOSITORY@DIGEST or both. Set your
+# registry's, for example IMG=REGISTRY/deployobject-controller:$(VERSION).
+# `make image-push` pushes there, and only when IMG is given: the default
+# names no registry.
+IMG     ?= deployobject-controller:$(VERSION)
 BIN     := bin/deployobject-controller
 PEER    := bin/peer-controller
 IMAGE   := bin/image
@@ -22,8 +28,6 @@ REVISION          ?= $(shell git rev-parse HEAD 2>/dev/null)
 SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || echo 0)
 SOURCE            ?= $(shell git remote get-url origin 2>/dev/null)
 IMAGE_META         = -version "$(VERSION)" -revision "$(REVISION)" -created "$(SOURCE_DATE_EPOCH)" -source "$(SOURCE)"
-# Where `make image-push` pushes to: REGISTRY/REPOSITORY:TAG.
-IMG ?=
 
 .PHONY: help
 help: ## Show this help.
@@ -34,11 +38,11 @@ build: ## Build the controller binary into bin/.
 	$(GOBUILD) -o $(BIN) .
 
 .PHONY: generate
-generate: ## Regenerate clients, deepcopy and the CRD after changing pkg/apis.
+generate: ## Regenerate clients, deepcopy and the CRD after changing pkg/apis, and the chart's copies of the CRD, alerts and dashboard.
 	hack/update-codegen.sh
 
 .PHONY: verify
-verify: ## Check that generated code is fresh, code is gofmt-ed and go vet passes.
+verify: ## Check that generated code is fresh, code is gofmt-ed, go vet passes, and the Helm chart lints and matches deploy/.
 	hack/verify-codegen.sh
 	@out=$$(gofmt -l $(GOFILES)); if [[ -n "$$out" ]]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	go vet ./...
@@ -47,6 +51,8 @@ verify: ## Check that generated code is fresh, code is gofmt-ed and go vet passe
 	cd test/monitoring && go vet ./...
 	cd hack/image && go vet ./...
 	cd test/bench/peer && go vet ./...
+	cd hack/release && go vet ./...
+	$(MAKE) --no-print-directory test-chart
 
 .PHONY: test-unit
 test-unit: ## Unit tests, with the race detector; the benchmark's peer (module test/bench/peer) without it.
@@ -61,6 +67,18 @@ test-gitops: ## The Argo CD health check and Flux's kstatus on the fixtures e2e 
 test-monitoring: ## The alerts and dashboard of deploy/components/monitoring against the metrics e2e captured, and the kustomize builds of it and of deploy/components/metrics-networkpolicy (module test/monitoring).
 	bindir=$$(hack/cluster.sh build) && cd test/monitoring && KUBECTL="$$bindir/kubectl" go test -count=1 ./...
 
+.PHONY: test-chart
+test-chart: ## helm lint --strict on the Helm chart, its renders against the kustomize builds of deploy/, and the installers of build-installer (module hack/release).
+	cd hack/release && go test -count=1 ./...
+
+.PHONY: build-installer
+build-installer: ## Write dist/install.yaml (deploy/ with the image IMG) and each optional piece as a file of its own (docs/installing.md).
+	cd hack/release && go run . installer -root $(CURDIR) -out $(CURDIR)/dist -image $(IMG) -version $(VERSION)
+
+.PHONY: build-chart
+build-chart: ## Package the Helm chart into dist/, versioned from VERSION, its image defaulting to IMG.
+	cd hack/release && go run . chart -root $(CURDIR) -out $(CURDIR)/dist -image $(IMG) -version $(VERSION)
+
 .PHONY: image
 image: ## Build the controller for PLATFORMS into bin/OS-ARCH/, and one OCI image of them with an SBOM each in bin/image (an OCI layout), without a container engine.
 	for platform in $(PLATFORMS); do \
@@ -71,7 +89,7 @@ image: ## Build the controller for PLATFORMS into bin/OS-ARCH/, and one OCI imag
 
 .PHONY: image-push
 image-push: ## Build the image and push it, its SBOMs included, to IMG=REGISTRY/REPOSITORY:TAG with the credentials of ~/.docker/config.json.
-	@if [[ -z "$(IMG)" ]]; then echo "image-push: set IMG=REGISTRY/REPOSITORY:TAG, for example IMG=REGISTRY/deployobject-controller:$(VERSION)" >&2; exit 2; fi
+	@if [[ "$(origin IMG)" == file ]]; then echo "image-push: set IMG=REGISTRY/REPOSITORY:TAG, for example IMG=REGISTRY/deployobject-controller:$(VERSION)" >&2; exit 2; fi
 	$(MAKE) --no-print-directory image
 	cd hack/image && go run . push -layout ../../$(IMAGE) -tag "$(VERSION)" -to "$(IMG)"
 
@@ -109,7 +127,7 @@ test-compat: build ## The e2e tests of COMPAT_TESTS on the oldest supported Kube
 	CLUSTER_MODFILE=$(CURDIR)/hack/tools/compat.mod E2E_CLUSTER=deployobject-compat hack/e2e.sh -run '^($(COMPAT_TESTS))$$'
 
 .PHONY: test
-test: test-unit test-gitops test-monitoring test-image test-fuzz test-e2e ## Unit tests, GitOps health checks, the monitoring component, the image, short fuzzing, then end-to-end tests. What CI runs.
+test: test-unit test-gitops test-monitoring test-chart test-image test-fuzz test-e2e ## Unit tests, GitOps health checks, the monitoring component, the Helm chart, the image, short fuzzing, then end-to-end tests. What CI runs.
 
 .PHONY: run
 run: build ## Start the local cluster and run the controller against it.
@@ -124,8 +142,8 @@ down: ## Remove the local cluster.
 	hack/cluster.sh down
 
 .PHONY: clean
-clean: ## Remove build output.
-	rm -rf bin
+clean: ## Remove build output and release artifacts.
+	rm -rf bin dist
 
 BENCH_ARGS ?=
 

@@ -2,7 +2,10 @@
 # Regenerates everything derived from pkg/apis: deepcopy, scheme registration,
 # the typed clientset (and its fake), listers, informers, apply configurations,
 # the CustomResourceDefinition in crd/ and the API reference in
-# docs/api-reference.md. Run it after changing the types.
+# docs/api-reference.md. Run it after changing the types. It also copies into
+# the Helm chart the files of the repository the chart carries (the CRD, and
+# the monitoring component's alerts and dashboard): run it after changing
+# those too.
 set -o errexit -o nounset -o pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd -P)
@@ -46,6 +49,13 @@ go run "sigs.k8s.io/controller-tools/cmd/controller-gen@${CONTROLLER_GEN_VERSION
 # Bounds and refused volume sources for the types embedded from k8s.io/api
 # (see hack/crdpost).
 go run ./hack/crdpost crd/app.deployobject.dev_deployobjects.yaml
+
+# Helm reads nothing outside a chart's directory, so the chart holds copies;
+# hack/release's tests compare what it renders with the kustomize builds.
+CHART=charts/deployobject-controller
+mkdir -p "${CHART}/crds" "${CHART}/files"
+cp crd/app.deployobject.dev_deployobjects.yaml "${CHART}/crds/"
+cp deploy/components/monitoring/prometheusrule.yaml deploy/components/monitoring/dashboard.json "${CHART}/files/"
 
 go run "github.com/elastic/crd-ref-docs@${CRD_REF_DOCS_VERSION}" \
     --source-path=./pkg/apis \

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Fails when generated code, the CRD or the API reference is stale, that is, when
+# Fails when generated code, the CRD, the API reference or the chart's copies
+# of the CRD, alerts and dashboard are stale, that is, when
 # hack/update-codegen.sh would change them. It regenerates into a scratch
 # copy of the tree, so the working tree is never modified.
 set -o errexit -o nounset -o pipefail
@@ -8,9 +9,10 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd -P)
 SCRATCH=$(mktemp -d)
 trap 'rm -rf "${SCRATCH}"' EXIT
 
-GENERATED=(pkg/generated pkg/apis/app/v1/zz_generated.deepcopy.go pkg/apis/app/v1/zz_generated.register.go crd/app.deployobject.dev_deployobjects.yaml docs/api-reference.md)
+GENERATED=(pkg/generated pkg/apis/app/v1/zz_generated.deepcopy.go pkg/apis/app/v1/zz_generated.register.go crd/app.deployobject.dev_deployobjects.yaml docs/api-reference.md
+    charts/deployobject-controller/crds charts/deployobject-controller/files)
 
-tar -C "${ROOT}" --exclude=./.git --exclude=./bin --exclude=./hack/tools -cf - . | tar -C "${SCRATCH}" -xf -
+tar -C "${ROOT}" --exclude=./.git --exclude=./bin --exclude=./dist --exclude=./hack/tools -cf - . | tar -C "${SCRATCH}" -xf -
 # Start from nothing, so files that should no longer exist are caught too.
 for p in "${GENERATED[@]}"; do rm -rf "${SCRATCH:?}/${p}"; done
 if ! "${SCRATCH}/hack/update-codegen.sh" >"${SCRATCH}/codegen.log" 2>&1; then

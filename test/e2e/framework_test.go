@@ -6,6 +6,9 @@
 //
 //	E2E_KUBECONFIG=... E2E_CONTROLLER_BIN=bin/deployobject-controller E2E_KUBECTL=.../kubectl \
 //	  go test -tags e2e ./test/e2e/
+//
+// TestReleaseArtifacts also needs E2E_DIST (dist/ of make build-installer)
+// and E2E_HELM (a helm binary), which hack/e2e.sh builds and sets.
 package e2e
 
 import (

@@ -174,9 +174,9 @@ func assertOnlyNamespacedObjects(t *testing.T, dir string) {
 	}
 }
 
-// deploymentArgs are the arguments of the installed Deployment's container,
-// with $(POD_NAMESPACE) expanded as the kubelet expands it, and without the
-// listen addresses, for which the test picks free ports.
+// deploymentArgs are installedArgs of the Deployment deploy/namespaced
+// installed in ns, which must read its namespace from the downward API and
+// watch only there.
 func deploymentArgs(t *testing.T, ns string) []string {
 	t.Helper()
 	d, err := env.kube.AppsV1().Deployments(ns).Get(ctx, "deployobject-controller", metav1.GetOptions{})
@@ -188,15 +188,29 @@ func deploymentArgs(t *testing.T, ns string) []string {
 	if i < 0 || c.Env[i].ValueFrom == nil || c.Env[i].ValueFrom.FieldRef == nil || c.Env[i].ValueFrom.FieldRef.FieldPath != "metadata.namespace" {
 		t.Fatalf("the Deployment does not set POD_NAMESPACE to the pod's namespace: %+v", c.Env)
 	}
+	args := installedArgs(t, ns)
+	if !slices.Contains(args, "--namespace="+ns) {
+		t.Fatalf("the Deployment's args %q do not restrict the controller to %s", c.Args, ns)
+	}
+	return args
+}
+
+// installedArgs are the arguments of the container of the Deployment
+// deployobject-controller in ns, with $(POD_NAMESPACE) expanded as the
+// kubelet expands it, and without the listen addresses, for which the test
+// picks free ports.
+func installedArgs(t *testing.T, ns string) []string {
+	t.Helper()
+	d, err := env.kube.AppsV1().Deployments(ns).Get(ctx, "deployobject-controller", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
 	var args []string
-	for _, a := range c.Args {
+	for _, a := range d.Spec.Template.Spec.Containers[0].Args {
 		if strings.HasPrefix(a, "--metrics-bind-address=") || strings.HasPrefix(a, "--health-probe-bind-address=") {
 			continue
 		}
 		args = append(args, strings.ReplaceAll(a, "$(POD_NAMESPACE)", ns))
-	}
-	if !slices.Contains(args, "--namespace="+ns) {
-		t.Fatalf("the Deployment's args %q do not restrict the controller to %s", c.Args, ns)
 	}
 	return args
 }

@@ -41,36 +41,13 @@ func TestInClusterUnderDeployRBAC(t *testing.T) {
 		return err == nil && out == "2", out, nil
 	})
 
-	tok := serviceAccountToken(t, systemNamespace, "deployobject-controller")
-	secrets := t.TempDir()
-	for name, content := range map[string][]byte{"token": []byte(tok), "ca.crt": clusterCA(t), "namespace": []byte(systemNamespace)} {
-		if err := os.WriteFile(filepath.Join(secrets, name), content, 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	u, err := url.Parse(env.cfg.Host)
-	if err != nil {
-		t.Fatal(err)
-	}
-
 	// Metrics are served as deploy/ serves them, which needs the
 	// controller's ServiceAccount to create TokenReviews and
 	// SubjectAccessReviews.
 	scraper := metricsToken(t, newNamespace(t), "scraper", true)
 
 	withoutSharedController(t)
-	// A private mount namespace with a tmpfs over /run (/var/run links to
-	// it) gives the process /var/run/secrets/kubernetes.io/serviceaccount
-	// without touching the host's file system.
-	const sa = "/run/secrets/kubernetes.io/serviceaccount"
-	wrap := []string{"unshare", "--mount", "--propagation", "private", "--", "sh", "-c",
-		`mount -t tmpfs tmpfs /run && mkdir -p ` + sa + ` && cp "$SA_SOURCE"/* ` + sa + `/ && exec "$@"`, "sh"}
-	p, err := startControllerWith("incluster", wrap,
-		[]string{"KUBERNETES_SERVICE_HOST=" + u.Hostname(), "KUBERNETES_SERVICE_PORT=" + u.Port(), "SA_SOURCE=" + secrets},
-		"--metrics-secure=true")
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := startInCluster(t, "incluster", systemNamespace, "deployobject-controller", "--metrics-secure=true")
 	p.metricsToken = scraper
 	defer func() {
 		if t.Failed() {
@@ -121,6 +98,38 @@ func TestInClusterUnderDeployRBAC(t *testing.T) {
 	if lease.Spec.HolderIdentity != nil && *lease.Spec.HolderIdentity != "" {
 		t.Errorf("the Lease is still held by %q after a clean shutdown", *lease.Spec.HolderIdentity)
 	}
+}
+
+// startInCluster runs the controller binary the way a pod of the
+// ServiceAccount sa in ns runs it: no kubeconfig, KUBERNETES_SERVICE_HOST/PORT
+// in the environment, and a token of sa, the cluster's CA and ns at
+// /var/run/secrets/kubernetes.io/serviceaccount. That path is a tmpfs in a
+// private mount namespace, so the caller must be root.
+func startInCluster(t *testing.T, name, ns, sa string, args ...string) *controllerProcess {
+	t.Helper()
+	tok := serviceAccountToken(t, ns, sa)
+	secrets := t.TempDir()
+	for file, content := range map[string][]byte{"token": []byte(tok), "ca.crt": clusterCA(t), "namespace": []byte(ns)} {
+		if err := os.WriteFile(filepath.Join(secrets, file), content, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	u, err := url.Parse(env.cfg.Host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A tmpfs over /run (/var/run links to it) gives the process the
+	// ServiceAccount's mount without touching the host's file system.
+	const mount = "/run/secrets/kubernetes.io/serviceaccount"
+	wrap := []string{"unshare", "--mount", "--propagation", "private", "--", "sh", "-c",
+		`mount -t tmpfs tmpfs /run && mkdir -p ` + mount + ` && cp "$SA_SOURCE"/* ` + mount + `/ && exec "$@"`, "sh"}
+	p, err := startControllerWith(name, wrap,
+		[]string{"KUBERNETES_SERVICE_HOST=" + u.Hostname(), "KUBERNETES_SERVICE_PORT=" + u.Port(), "SA_SOURCE=" + secrets},
+		args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
 }
 
 // TestServiceAccountPermissions checks the deploy/ RBAC against the real API
