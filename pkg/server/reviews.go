@@ -57,9 +57,9 @@ const (
 // k8s.io/apiserver's delegated authentication does: no audiences (those of
 // the API server), the answer, valid or not, cached for
 // tokenReviewCacheTTL, a review that could not be made not cached. The
-// cache is keyed by an HMAC of the token under a key drawn at start, so
-// the process keeps no token, and a key seen in a heap dump cannot be
-// tested against a guessed token elsewhere.
+// cache is keyed by an HMAC of the token under a key drawn at start, as
+// k8s.io/apiserver's token cache is, so that the process keeps no token
+// and no hashes computed beforehand match its keys.
 type tokenReviews struct {
 	client authenticationv1client.TokenReviewInterface
 	retry  wait.Backoff
