@@ -2,17 +2,14 @@ package server
 
 import (
 	"context"
-	"crypto/tls"
-	"crypto/x509"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
-	"strings"
+	"reflect"
+	"slices"
+	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
@@ -20,45 +17,81 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/util/cert"
 	"k8s.io/klog/v2"
 
 	"deployobject.dev/controller/pkg/options"
 )
 
-// reviewServer is an API server that answers TokenReviews for the tokens
-// "reader-token" and "other-token", refuses (403) to review "unreviewable",
-// and allows SubjectAccessReviews for
-// `get /metrics` by the user "reader" only, counting the reviews. A fake
-// clientset would not do: k8s.io/apiserver's review clients use the REST
-// client directly, for the HTTP status.
-func reviewServer(t *testing.T) (kubernetes.Interface, *atomic.Int32, *atomic.Int32) {
+// reviewAPI is an API server that answers TokenReviews and
+// SubjectAccessReviews over HTTP, as the controller's client meets them
+// (status codes, Status bodies, retries), counting them and keeping the
+// last access review's spec.
+type reviewAPI struct {
+	tokenReviews, accessReviews atomic.Int32
+
+	mu         sync.Mutex
+	lastAccess authorizationv1.SubjectAccessReviewSpec
+}
+
+// The tokens reviewServer knows: "unreviewable" is refused (403), as when
+// the controller may not create TokenReviews; "flaky" fails once with 500
+// and is then valid; any other token not listed is not valid.
+var reviewIdentities = map[string]authenticationv1.UserInfo{
+	"reader-token":    {Username: "reader"},
+	"other-token":     {Username: "other"},
+	"denied-token":    {Username: "denied"},
+	"confused-token":  {Username: "confused"},
+	"flaky":           {Username: "reader"},
+	"anonymous-token": {Username: anonymousUser},
+	"grouped-token": {Username: "grouped", UID: "uid-1", Groups: []string{"team"},
+		Extra: map[string]authenticationv1.ExtraValue{"authentication.kubernetes.io/pod-name": {"scraper-0"}}},
+}
+
+// reviewServer allows `get /metrics` to the user "reader" and the group
+// "team"; it explicitly denies anything to "denied", and answers "confused"
+// with both allowed and denied. Others get no opinion.
+func reviewServer(t *testing.T) (kubernetes.Interface, *reviewAPI) {
 	t.Helper()
-	var tokenReviews, accessReviews atomic.Int32
+	api := &reviewAPI{}
+	var flaked atomic.Bool
 	mux := http.NewServeMux()
-	mux.Handle("POST /apis/authentication.k8s.io/v1/tokenreviews", reviewHandler(&tokenReviews, func(tr *authenticationv1.TokenReview) int {
-		if tr.Spec.Token == "unreviewable" {
+	mux.Handle("POST /apis/authentication.k8s.io/v1/tokenreviews", reviewHandler(&api.tokenReviews, func(tr *authenticationv1.TokenReview) int {
+		switch {
+		case tr.Spec.Token == "unreviewable":
 			return http.StatusForbidden
+		case tr.Spec.Token == "flaky" && !flaked.Swap(true):
+			return http.StatusInternalServerError
 		}
-		if user, ok := map[string]string{"reader-token": "reader", "other-token": "other"}[tr.Spec.Token]; ok {
-			tr.Status = authenticationv1.TokenReviewStatus{Authenticated: true, User: authenticationv1.UserInfo{Username: user}}
+		if u, ok := reviewIdentities[tr.Spec.Token]; ok {
+			tr.Status = authenticationv1.TokenReviewStatus{Authenticated: true, User: u}
 		} else {
 			tr.Status.Error = "invalid bearer token"
 		}
 		return http.StatusCreated
 	}))
-	mux.Handle("POST /apis/authorization.k8s.io/v1/subjectaccessreviews", reviewHandler(&accessReviews, func(sar *authorizationv1.SubjectAccessReview) int {
+	mux.Handle("POST /apis/authorization.k8s.io/v1/subjectaccessreviews", reviewHandler(&api.accessReviews, func(sar *authorizationv1.SubjectAccessReview) int {
+		api.mu.Lock()
+		api.lastAccess = sar.Spec
+		api.mu.Unlock()
 		nr := sar.Spec.NonResourceAttributes
-		sar.Status.Allowed = sar.Spec.User == "reader" && nr != nil && nr.Verb == "get" && nr.Path == "/metrics"
+		granted := (sar.Spec.User == "reader" || slices.Contains(sar.Spec.Groups, "team")) && nr != nil && nr.Verb == "get" && nr.Path == "/metrics"
+		switch sar.Spec.User {
+		case "denied":
+			sar.Status = authorizationv1.SubjectAccessReviewStatus{Denied: true, Reason: "denied by policy"}
+		case "confused":
+			sar.Status = authorizationv1.SubjectAccessReviewStatus{Allowed: true, Denied: true}
+		default:
+			sar.Status.Allowed = granted
+		}
 		return http.StatusCreated
 	}))
-	api := httptest.NewServer(mux)
-	t.Cleanup(api.Close)
-	kube, err := kubernetes.NewForConfig(&rest.Config{Host: api.URL, ContentConfig: rest.ContentConfig{ContentType: "application/json"}})
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	kube, err := kubernetes.NewForConfig(&rest.Config{Host: srv.URL, ContentConfig: rest.ContentConfig{ContentType: "application/json"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return kube, &tokenReviews, &accessReviews
+	return kube, api
 }
 
 // reviewHandler counts a review request, fills in its status with answer
@@ -76,52 +109,107 @@ func reviewHandler[T any](count *atomic.Int32, answer func(*T) int) http.Handler
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(code)
 		if code >= 300 {
-			_ = json.NewEncoder(w).Encode(&metav1.Status{TypeMeta: metav1.TypeMeta{Kind: "Status", APIVersion: "v1"}, Status: metav1.StatusFailure, Code: int32(code), Reason: metav1.StatusReasonForbidden, Message: "tokenreviews.authentication.k8s.io is forbidden"})
+			reason := metav1.StatusReasonForbidden
+			if code == http.StatusInternalServerError {
+				reason = metav1.StatusReasonInternalError
+			}
+			_ = json.NewEncoder(w).Encode(&metav1.Status{TypeMeta: metav1.TypeMeta{Kind: "Status", APIVersion: "v1"}, Status: metav1.StatusFailure, Code: int32(code), Reason: reason, Message: "review refused"})
 			return
 		}
 		_ = json.NewEncoder(w).Encode(&review)
 	})
 }
 
-func TestSecureMetricsAuthenticatesAndAuthorizes(t *testing.T) {
-	kube, tokenReviews, accessReviews := reviewServer(t)
+// guarded is the handler NewSecureMetrics puts in front of a handler that
+// answers "metrics", and records the Authorization header it was passed.
+func guarded(t *testing.T, kube kubernetes.Interface) (func(method, path, authorization string) int, *atomic.Value) {
+	t.Helper()
 	s, err := NewSecureMetrics(&options.Options{MetricsSecure: true, MetricsAddr: ":0"}, kube)
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := s.wrap(klog.Background(), http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("metrics")) }))
-	get := func(path, token string) int {
-		r := httptest.NewRequest(http.MethodGet, path, nil)
-		if token != "" {
-			r.Header.Set("Authorization", "Bearer "+token)
+	var passed atomic.Value
+	h := s.wrap(klog.Background(), http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		passed.Store(r.Header.Get("Authorization"))
+		_, _ = w.Write([]byte("metrics"))
+	}))
+	return func(method, path, authorization string) int {
+		r := httptest.NewRequest(method, path, nil)
+		if authorization != "" {
+			r.Header.Set("Authorization", authorization)
 		}
 		rec := httptest.NewRecorder()
 		h.ServeHTTP(rec, r)
 		return rec.Code
-	}
+	}, &passed
+}
+
+func TestSecureMetricsAuthenticatesAndAuthorizes(t *testing.T) {
+	kube, api := reviewServer(t)
+	do, passed := guarded(t, kube)
 	for _, tc := range []struct {
-		name, path, token string
-		want              int
+		name, method, path, authorization string
+		want                              int
 	}{
-		{"no token", "/metrics", "", http.StatusUnauthorized},
-		{"unknown token", "/metrics", "forged", http.StatusUnauthorized},
-		{"a token the API server would not review", "/metrics", "unreviewable", http.StatusInternalServerError},
-		{"identity without the grant", "/metrics", "other-token", http.StatusForbidden},
-		{"granted identity", "/metrics", "reader-token", http.StatusOK},
-		{"granted identity, a path not granted", "/debug/pprof/heap", "reader-token", http.StatusForbidden},
+		{"no token", http.MethodGet, "/metrics", "", http.StatusUnauthorized},
+		{"unknown token", http.MethodGet, "/metrics", "Bearer forged", http.StatusUnauthorized},
+		{"basic authentication", http.MethodGet, "/metrics", "Basic cmVhZGVyOnB3", http.StatusUnauthorized},
+		{"the scheme alone", http.MethodGet, "/metrics", "Bearer", http.StatusUnauthorized},
+		{"a space before the token", http.MethodGet, "/metrics", "Bearer  reader-token", http.StatusUnauthorized},
+		{"the token without a scheme", http.MethodGet, "/metrics", "reader-token", http.StatusUnauthorized},
+		{"a token the API server would not review", http.MethodGet, "/metrics", "Bearer unreviewable", http.StatusInternalServerError},
+		{"identity without the grant", http.MethodGet, "/metrics", "Bearer other-token", http.StatusForbidden},
+		{"identity explicitly denied", http.MethodGet, "/metrics", "Bearer denied-token", http.StatusForbidden},
+		{"allowed and denied at once", http.MethodGet, "/metrics", "Bearer confused-token", http.StatusInternalServerError},
+		{"anonymous", http.MethodGet, "/metrics", "Bearer anonymous-token", http.StatusForbidden},
+		{"granted identity", http.MethodGet, "/metrics", "Bearer reader-token", http.StatusOK},
+		{"granted identity, the scheme in lower case", http.MethodGet, "/metrics", "bearer reader-token", http.StatusOK},
+		{"granted identity, text after the token", http.MethodGet, "/metrics", "Bearer reader-token trailing", http.StatusOK},
+		{"granted through a group", http.MethodGet, "/metrics", "Bearer grouped-token", http.StatusOK},
+		{"granted after the review was retried", http.MethodGet, "/metrics", "Bearer flaky", http.StatusOK},
+		{"granted identity, a path not granted", http.MethodGet, "/debug/pprof/heap", "Bearer reader-token", http.StatusForbidden},
+		{"granted identity, a path below the one granted", http.MethodGet, "/metrics/extra", "Bearer reader-token", http.StatusForbidden},
+		{"granted identity, a verb not granted", http.MethodPost, "/metrics", "Bearer reader-token", http.StatusForbidden},
 	} {
-		if got := get(tc.path, tc.token); got != tc.want {
-			t.Errorf("%s: GET %s = %d, want %d", tc.name, tc.path, got, tc.want)
+		passed.Store("")
+		if got := do(tc.method, tc.path, tc.authorization); got != tc.want {
+			t.Errorf("%s: %s %s = %d, want %d", tc.name, tc.method, tc.path, got, tc.want)
+		}
+		if p := passed.Load(); p != "" {
+			t.Errorf("%s: the handler was passed the Authorization header %q", tc.name, p)
 		}
 	}
-	tr, ar := tokenReviews.Load(), accessReviews.Load()
+	tr, ar := api.tokenReviews.Load(), api.accessReviews.Load()
 	for range 5 {
-		if got := get("/metrics", "reader-token"); got != http.StatusOK {
+		if got := do(http.MethodGet, "/metrics", "Bearer reader-token"); got != http.StatusOK {
 			t.Fatalf("repeated scrape = %d, want 200", got)
 		}
 	}
-	if tokenReviews.Load() != tr || accessReviews.Load() != ar {
-		t.Errorf("5 more scrapes made %d TokenReviews and %d SubjectAccessReviews; want 0: answers are cached", tokenReviews.Load()-tr, accessReviews.Load()-ar)
+	if api.tokenReviews.Load() != tr || api.accessReviews.Load() != ar {
+		t.Errorf("5 more scrapes made %d TokenReviews and %d SubjectAccessReviews; want 0: answers are cached", api.tokenReviews.Load()-tr, api.accessReviews.Load()-ar)
+	}
+}
+
+// TestSecureMetricsAsksForTheWholeIdentity: the SubjectAccessReview carries
+// what the TokenReview said, plus system:authenticated, as k8s.io/apiserver
+// sends it, so that grants to a group or by extra work.
+func TestSecureMetricsAsksForTheWholeIdentity(t *testing.T) {
+	kube, api := reviewServer(t)
+	do, _ := guarded(t, kube)
+	if got := do(http.MethodGet, "/metrics", "Bearer grouped-token"); got != http.StatusOK {
+		t.Fatalf("GET /metrics = %d, want 200", got)
+	}
+	want := authorizationv1.SubjectAccessReviewSpec{
+		User:                  "grouped",
+		UID:                   "uid-1",
+		Groups:                []string{"team", authenticatedGroup},
+		Extra:                 map[string]authorizationv1.ExtraValue{"authentication.kubernetes.io/pod-name": {"scraper-0"}},
+		NonResourceAttributes: &authorizationv1.NonResourceAttributes{Path: "/metrics", Verb: "get"},
+	}
+	api.mu.Lock()
+	defer api.mu.Unlock()
+	if !reflect.DeepEqual(api.lastAccess, want) {
+		t.Errorf("SubjectAccessReview spec\n%+v\nwant\n%+v", api.lastAccess, want)
 	}
 }
 
@@ -137,93 +225,4 @@ func TestSecureMetricsOff(t *testing.T) {
 			t.Error("a nil SecureMetrics set a TLS configuration")
 		}
 	}
-}
-
-func TestMetricsServesTLSWithSelfSignedCertificate(t *testing.T) {
-	cfg, run, err := metricsTLSConfig("", "", "")
-	if err != nil || run != nil {
-		t.Fatalf("metricsTLSConfig without files: runner %v, err %v; want a static configuration", run != nil, err)
-	}
-	ts := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok")) }))
-	ts.TLS = cfg
-	ts.StartTLS()
-	defer ts.Close()
-	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
-	resp, err := client.Get(ts.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK || resp.TLS == nil || resp.ProtoMajor != 1 {
-		t.Errorf("GET over TLS: %d, TLS %v, protocol %s; want 200 over TLS with HTTP/1.1", resp.StatusCode, resp.TLS != nil, resp.Proto)
-	}
-}
-
-// TestMetricsCertificateFilesAreReloaded: a rotated pair is served without
-// a restart; a broken pair leaves the previous one in use.
-func TestMetricsCertificateFilesAreReloaded(t *testing.T) {
-	dir := t.TempDir()
-	write := func(host string) {
-		t.Helper()
-		c, k, err := cert.GenerateSelfSignedCertKey(host, nil, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for name, data := range map[string][]byte{"tls.crt": c, "tls.key": k} {
-			if err := os.WriteFile(filepath.Join(dir, name), data, 0o600); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	served := func(cfg *tls.Config) string {
-		t.Helper()
-		c, err := cfg.GetConfigForClient(&tls.ClientHelloInfo{ServerName: "localhost"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		leaf, err := x509.ParseCertificate(c.Certificates[0].Certificate[0])
-		if err != nil {
-			t.Fatal(err)
-		}
-		name, _, _ := strings.Cut(leaf.Subject.CommonName, "@")
-		return name
-	}
-	if _, _, err := metricsTLSConfig(dir, "tls.crt", "tls.key"); err == nil {
-		t.Error("metricsTLSConfig with no files in the directory succeeded")
-	}
-	write("first")
-	cfg, run, err := metricsTLSConfig(dir, "tls.crt", "tls.key")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := served(cfg); got != "first" {
-		t.Fatalf("serving %q, want first", got)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go run(ctx)
-	waitServed := func(want string) {
-		t.Helper()
-		deadline := time.Now().Add(10 * time.Second)
-		for served(cfg) != want {
-			if time.Now().After(deadline) {
-				t.Fatalf("serving %q 10s after the files changed, want %q", served(cfg), want)
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
-	}
-	// The file watch starts with the runner; a write before it would be
-	// seen only by the check every minute.
-	time.Sleep(200 * time.Millisecond)
-	write("second")
-	waitServed("second")
-	if err := os.WriteFile(filepath.Join(dir, "tls.key"), []byte("half-written"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	time.Sleep(time.Second)
-	if got := served(cfg); got != "second" {
-		t.Errorf("with a broken key file serving %q, want the previous pair (second)", got)
-	}
-	write("third")
-	waitServed("third")
 }

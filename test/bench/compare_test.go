@@ -185,3 +185,73 @@ func TestPrintComparisonCPUProfiled(t *testing.T) {
 		}
 	}
 }
+
+// The peak RSS and the binary's size are reported beside a baseline that
+// has them, and are no row at all for results from before they were
+// recorded.
+func TestPeakRSSAndBinarySize(t *testing.T) {
+	const mb = 1 << 20
+	withPeaks := func(backlog, loaded, restarted float64, binary int64) *report {
+		r := goodReport()
+		r.Backlog.Memory = &backlogMemory{Ready: memory{PeakRSSBytes: backlog * mb}}
+		r.Mem.Loaded.PeakRSSBytes = loaded * mb
+		r.Mem.Restarted.PeakRSSBytes = restarted * mb
+		r.ControllerBinaryBytes = binary
+		return r
+	}
+	for _, tc := range []struct {
+		name      string
+		now, base *report
+		rows      []string
+		absent    []string
+	}{
+		{"against a baseline with them", withPeaks(46, 48, 44, 33_714_338), withPeaks(68.5, 70, 66, 64_921_762),
+			[]string{
+				"backlog peak RSS to Ready 68.50 MiB 46.00 MiB -32.8 %",
+				"mem peak RSS, created and reconciled 70.00 MiB 48.00 MiB -31.4 %",
+				"mem peak RSS, restarted over all 66.00 MiB 44.00 MiB -33.3 %",
+				"binary controller binary size 64.92 MB 33.71 MB -48.1 %",
+			}, nil},
+		{"against results from before", withPeaks(46, 48, 44, 33_714_338), goodReport(),
+			[]string{"backlog peak RSS to Ready - 46.00 MiB -", "binary controller binary size - 33.71 MB -"}, nil},
+		{"results from before", goodReport(), nil,
+			nil, []string{"peak RSS", "binary size"}},
+	} {
+		var out strings.Builder
+		missed, err := printComparison(&out, tc.now, tc.base)
+		if err != nil || len(missed) > 0 {
+			t.Fatalf("%s: missed %q, %v", tc.name, missed, err)
+		}
+		words := strings.Join(strings.Fields(out.String()), " ")
+		for _, want := range tc.rows {
+			if !strings.Contains(words, want) {
+				t.Errorf("%s: comparison lacks %q:\n%s", tc.name, want, out.String())
+			}
+		}
+		for _, no := range tc.absent {
+			if strings.Contains(words, no) {
+				t.Errorf("%s: comparison has %q:\n%s", tc.name, no, out.String())
+			}
+		}
+	}
+	r := withPeaks(46, 48, 44, 33_714_338)
+	r.Peer = &peerResults{Binary: "peer", BinaryBytes: 70_000_000, Backlog: &convergeResult{Memory: &backlogMemory{Ready: memory{PeakRSSBytes: 92 * mb}}}}
+	var rows []string
+	for _, s := range peerComparison(r) {
+		rows = append(rows, strings.Join([]string{s.step, s.name, s.ours, s.peer, s.ratio}, " "))
+	}
+	for _, want := range []string{"backlog peak RSS to Ready 46.0 MiB 92.0 MiB 0.50", "binary size 33.7 MB 70.0 MB 0.48"} {
+		if !slices.Contains(rows, want) {
+			t.Errorf("side by side with the peer lacks %q: %q", want, rows)
+		}
+	}
+	var table strings.Builder
+	if err := printTable(&table, r); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"(binary 33.7 MB)", "1000 Ready: heap in use / RSS / peak RSS 0.0 MiB / 0.0 MiB / 46.0 MiB", "peak RSS 0.0 MiB / 0.0 MiB / 0.0 MiB / 48.0 MiB"} {
+		if words := strings.Join(strings.Fields(table.String()), " "); !strings.Contains(words, want) {
+			t.Errorf("table lacks %q:\n%s", want, table.String())
+		}
+	}
+}

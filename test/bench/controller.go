@@ -1,7 +1,9 @@
 package main
 
 import (
+	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -10,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -201,6 +204,12 @@ func (c *controller) scrape(ctx context.Context) (snapshot, error) {
 // is live rather than what the collector has not reached yet. The profile
 // itself is kept as profilePath, for `go tool pprof -sample_index=inuse_space`.
 func (c *controller) heap(ctx context.Context, profilePath string) (memory, error) {
+	// Before the profile and the scrape, whose own allocations could
+	// raise it.
+	peak, err := c.peakRSS()
+	if err != nil {
+		return memory{}, err
+	}
 	code, profile, err := c.get(ctx, c.metricsURL+"/debug/pprof/heap?gc=1")
 	if err != nil {
 		return memory{}, fmt.Errorf("forcing a GC in controller %s: %w", c.label, err)
@@ -215,7 +224,48 @@ func (c *controller) heap(ctx context.Context, profilePath string) (memory, erro
 	if err != nil {
 		return memory{}, err
 	}
-	return memoryOf(s), nil
+	m := memoryOf(s)
+	m.PeakRSSBytes = peak
+	return m, nil
+}
+
+// peakRSS is the most memory the process has had resident since it
+// started, from /proc (VmHWM).
+func (c *controller) peakRSS() (float64, error) {
+	f, err := os.Open(fmt.Sprintf("/proc/%d/status", c.cmd.Process.Pid))
+	if err != nil {
+		return 0, fmt.Errorf("reading the peak RSS of controller %s: %w", c.label, err)
+	}
+	defer f.Close()
+	peak, err := parseVmHWM(f)
+	if err != nil {
+		return 0, fmt.Errorf("reading the peak RSS of controller %s: %w", c.label, err)
+	}
+	return peak, nil
+}
+
+// parseVmHWM reads the VmHWM line of a /proc/PID/status, in bytes.
+func parseVmHWM(status io.Reader) (float64, error) {
+	sc := bufio.NewScanner(status)
+	for sc.Scan() {
+		value, ok := strings.CutPrefix(sc.Text(), "VmHWM:")
+		if !ok {
+			continue
+		}
+		fields := strings.Fields(value)
+		if len(fields) != 2 || fields[1] != "kB" {
+			return 0, fmt.Errorf("unexpected VmHWM line %q", sc.Text())
+		}
+		kb, err := strconv.ParseUint(fields[0], 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("parsing VmHWM: %w", err)
+		}
+		return float64(kb) * 1024, nil
+	}
+	if err := sc.Err(); err != nil {
+		return 0, fmt.Errorf("reading the process status: %w", err)
+	}
+	return 0, errors.New("no VmHWM in the process status")
 }
 
 // startReady starts a controller and waits for its /readyz, returning how

@@ -303,10 +303,25 @@ func newBench(opts *options) (*bench, error) {
 		ControllerLogDir:  logDir,
 		ControllerLogs:    []logSummary{},
 	}
+	if b.report.ControllerBinaryBytes, err = fileSize(opts.controller); err != nil {
+		return nil, err
+	}
 	if opts.peer != "" {
 		b.report.Peer = &peerResults{Binary: opts.peer}
+		if b.report.Peer.BinaryBytes, err = fileSize(opts.peer); err != nil {
+			return nil, err
+		}
 	}
 	return b, nil
+}
+
+// fileSize is the size of the binary at path.
+func fileSize(path string) (int64, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return 0, fmt.Errorf("reading the size of %s: %w", path, err)
+	}
+	return fi.Size(), nil
 }
 
 // controllerVersion is what the binary says with --version.

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"os/exec"
+	"strings"
 	"testing"
 	"time"
 )
@@ -50,5 +52,40 @@ func TestPollIntervalKeepsTheObserverCheap(t *testing.T) {
 	}
 	if got := pollInterval(10000); got > 2*time.Second {
 		t.Errorf("pollInterval(10000) = %s: the ratio at 10,000 is read on about 20 minutes and wants a finer resolution", got)
+	}
+}
+
+func TestParseVmHWM(t *testing.T) {
+	const status = "Name:\tdeployobject-co\nUmask:\t0022\nState:\tS (sleeping)\nVmPeak:\t 1290880 kB\nVmSize:\t 1290880 kB\nVmLck:\t       0 kB\nVmPin:\t       0 kB\nVmHWM:\t   46872 kB\nVmRSS:\t   31660 kB\nRssAnon:\t    7620 kB\n"
+	for _, tc := range []struct {
+		name, status string
+		want         float64
+		wantErr      bool
+	}{
+		{"a process's status", status, 46872 * 1024, false},
+		{"the peak, not the current RSS", "VmRSS:\t   31660 kB\nVmHWM:\t   46872 kB\n", 46872 * 1024, false},
+		{"a kernel thread has no VmHWM", "Name:\tkthreadd\nState:\tS (sleeping)\n", 0, true},
+		{"another unit", "VmHWM:\t   46 MB\n", 0, true},
+		{"no unit", "VmHWM:\t   46872\n", 0, true},
+		{"not a number", "VmHWM:\t   4x872 kB\n", 0, true},
+	} {
+		got, err := parseVmHWM(strings.NewReader(tc.status))
+		if (err != nil) != tc.wantErr || got != tc.want {
+			t.Errorf("%s: parseVmHWM = %v, %v; want %v, error %v", tc.name, got, err, tc.want, tc.wantErr)
+		}
+	}
+}
+
+// The peak RSS is read from the process itself, as the bench reads its
+// controllers'.
+func TestPeakRSSOfARunningProcess(t *testing.T) {
+	cmd := exec.Command("sleep", "10")
+	if err := cmd.Start(); err != nil {
+		t.Skipf("no sleep to run: %v", err)
+	}
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	peak, err := (&controller{label: "sleep", cmd: cmd}).peakRSS()
+	if err != nil || peak < 4096 || peak > 1<<30 {
+		t.Errorf("peakRSS of sleep = %v, %v; want a few pages", peak, err)
 	}
 }

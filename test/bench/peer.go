@@ -20,7 +20,8 @@ const (
 // test/bench/peer, a controller written as `kubebuilder create api`
 // scaffolds it, on the same cluster.
 type peerResults struct {
-	Binary string `json:"binary"`
+	Binary      string `json:"binary"`
+	BinaryBytes int64  `json:"binaryBytes,omitempty"`
 	// Errors are the peer steps that failed; the run went on without them.
 	Errors  []string        `json:"errors,omitempty"`
 	Backlog *convergeResult `json:"backlog,omitempty"`
@@ -114,6 +115,9 @@ func peerComparison(r *report) []sideBySide {
 			share("backlog", "RSS per DeployObject, net", m.RSSPerObjectNetBytes, pm.RSSPerObjectNetBytes, kib)
 			share("backlog", "heap in use, Ready", m.Ready.HeapInuseBytes, pm.Ready.HeapInuseBytes, mib)
 			share("backlog", "RSS, Ready", m.Ready.RSSBytes, pm.Ready.RSSBytes, mib)
+			if m.Ready.PeakRSSBytes > 0 && pm.Ready.PeakRSSBytes > 0 {
+				share("backlog", "peak RSS to Ready", m.Ready.PeakRSSBytes, pm.Ready.PeakRSSBytes, mib)
+			}
 		}
 	}
 	if c, pc := r.Burst, p.Burst; c != nil && pc != nil {
@@ -123,6 +127,9 @@ func peerComparison(r *report) []sideBySide {
 	if s, ps := r.Steady, p.Steady; s != nil && ps != nil {
 		share("steady", "writes across resyncs", s.ResyncWrites.Total, ps.ResyncWrites.Total, count)
 		share("steady", "writes after restart", s.RestartWrites.Total, ps.RestartWrites.Total, count)
+	}
+	if r.ControllerBinaryBytes > 0 && p.BinaryBytes > 0 {
+		share("binary", "size", float64(r.ControllerBinaryBytes), float64(p.BinaryBytes), func(v float64) string { return megabytes(int64(v)) })
 	}
 	return out
 }

@@ -34,6 +34,9 @@ type report struct {
 	// with, besides HarnessFlags and the flags of a step.
 	ControllerFlags []string `json:"controllerFlags"`
 	HarnessFlags    []string `json:"harnessFlags"`
+	// ControllerBinaryBytes is the size of the controller's binary file,
+	// whose pages count in its RSS as they are read.
+	ControllerBinaryBytes int64 `json:"controllerBinaryBytes,omitempty"`
 	// StepSeconds are the steps' wall times, summed over the runs of
 	// those --runs repeats.
 	StepSeconds map[string]float64 `json:"stepSeconds"`
@@ -203,6 +206,10 @@ type memory struct {
 	HeapInuseBytes float64 `json:"heapInuseBytes"`
 	HeapAllocBytes float64 `json:"heapAllocBytes"`
 	RSSBytes       float64 `json:"rssBytes"`
+	// PeakRSSBytes is the most the process had resident since it started
+	// (VmHWM), read before the forced GC: the peak of listing, decoding and
+	// syncing, which the RSS after the GC no longer shows.
+	PeakRSSBytes float64 `json:"peakRSSBytes,omitempty"`
 }
 
 // memResult is the controller's memory after a forced GC: over an empty
@@ -310,7 +317,7 @@ func writeJSON(path string, r *report) error {
 // printTable writes the report for people: one row per number, in step
 // order, with writes per object to make runs of any N comparable.
 func printTable(out io.Writer, r *report) error {
-	fmt.Fprintf(out, "deployobject-controller benchmark, %s, commit %s, controller %s\n", r.Date, r.Commit, r.ControllerVersion)
+	fmt.Fprintf(out, "deployobject-controller benchmark, %s, commit %s, controller %s (binary %s)\n", r.Date, r.Commit, r.ControllerVersion, megabytes(r.ControllerBinaryBytes))
 	fmt.Fprintf(out, "N=%d mem-n=%d concurrency=%d, %s, %d CPUs, Kubernetes %s (%s, %d nodes), controller flags: %s\n",
 		r.N, r.MemN, r.Concurrency, r.GoVersion, r.NProc, r.KubernetesVersion, r.Cluster, r.Nodes, flagsString(r.ControllerFlags))
 	if r.CPUProfiles {
@@ -365,19 +372,19 @@ func printTable(out io.Writer, r *report) error {
 		row("config", "writes/object of the second rollout", "%.3f (%s)", c.SecondWrites.PerObject, perResource(c.SecondWrites.ByVerbResource, r.N))
 	}
 	if m := r.Mem; m != nil {
-		row("mem", "empty cluster: heap in use / RSS", "%s / %s", mib(m.Empty.HeapInuseBytes), mib(m.Empty.RSSBytes))
+		row("mem", "empty cluster: heap in use / RSS / peak RSS", "%s / %s / %s", mib(m.Empty.HeapInuseBytes), mib(m.Empty.RSSBytes), mib(m.Empty.PeakRSSBytes))
 		row("mem", "creating", "%.2f s", m.CreateSeconds)
 		row("mem", "first create → all reconciled", "%.2f s", m.ReconciledSeconds)
-		row("mem", fmt.Sprintf("%d DeployObjects: heap in use / alloc / RSS", r.MemN), "%s / %s / %s",
-			mib(m.Loaded.HeapInuseBytes), mib(m.Loaded.HeapAllocBytes), mib(m.Loaded.RSSBytes))
+		row("mem", fmt.Sprintf("%d DeployObjects: heap in use / alloc / RSS / peak RSS", r.MemN), "%s / %s / %s / %s",
+			mib(m.Loaded.HeapInuseBytes), mib(m.Loaded.HeapAllocBytes), mib(m.Loaded.RSSBytes), mib(m.Loaded.PeakRSSBytes))
 		row("mem", "heap in use per DeployObject (net of empty)", "%s (%s)", kib(m.HeapInusePerObjectBytes), kib(m.HeapInusePerObjectNetBytes))
 		row("mem", "RSS per DeployObject", "%s", kib(m.RSSPerObjectBytes))
-		row("mem", fmt.Sprintf("+%d unrelated Deployments, ConfigMaps and Secrets: heap in use / RSS", r.MemN), "%s / %s (heap %+.1f%%)",
-			mib(m.WithUnrelated.HeapInuseBytes), mib(m.WithUnrelated.RSSBytes), m.UnrelatedHeapChangePercent)
+		row("mem", fmt.Sprintf("+%d unrelated Deployments, ConfigMaps and Secrets: heap in use / RSS / peak RSS", r.MemN), "%s / %s / %s (heap %+.1f%%)",
+			mib(m.WithUnrelated.HeapInuseBytes), mib(m.WithUnrelated.RSSBytes), mib(m.WithUnrelated.PeakRSSBytes), m.UnrelatedHeapChangePercent)
 		row("mem", "restart → /readyz over all of them", "%.2f s", m.RestartReadyzSeconds)
 		row("mem", "restart → every DeployObject re-checked", "%.2f s", m.RestartIdleSeconds)
-		row("mem", "restarted, idle: heap in use / alloc / RSS", "%s / %s / %s (%s in use per DeployObject)",
-			mib(m.Restarted.HeapInuseBytes), mib(m.Restarted.HeapAllocBytes), mib(m.Restarted.RSSBytes), kib(m.Restarted.HeapInuseBytes/float64(r.MemN)))
+		row("mem", "restarted, idle: heap in use / alloc / RSS / peak RSS", "%s / %s / %s / %s (%s in use per DeployObject)",
+			mib(m.Restarted.HeapInuseBytes), mib(m.Restarted.HeapAllocBytes), mib(m.Restarted.RSSBytes), mib(m.Restarted.PeakRSSBytes), kib(m.Restarted.HeapInuseBytes/float64(r.MemN)))
 	}
 	if p := r.Peer; p != nil {
 		for _, e := range p.Errors {
@@ -425,8 +432,8 @@ func backlogRows(row rowFunc, step string, n int, c *convergeResult) {
 	row(step, "start → all Ready", "%.2f s", c.ReadySeconds)
 	convergeRows(row, step, n, c)
 	if m := c.Memory; m != nil {
-		row(step, "no DeployObjects: heap in use / RSS", "%s / %s", mib(m.Empty.HeapInuseBytes), mib(m.Empty.RSSBytes))
-		row(step, fmt.Sprintf("%d Ready: heap in use / RSS", n), "%s / %s", mib(m.Ready.HeapInuseBytes), mib(m.Ready.RSSBytes))
+		row(step, "no DeployObjects: heap in use / RSS / peak RSS", "%s / %s / %s", mib(m.Empty.HeapInuseBytes), mib(m.Empty.RSSBytes), mib(m.Empty.PeakRSSBytes))
+		row(step, fmt.Sprintf("%d Ready: heap in use / RSS / peak RSS", n), "%s / %s / %s", mib(m.Ready.HeapInuseBytes), mib(m.Ready.RSSBytes), mib(m.Ready.PeakRSSBytes))
 		row(step, "per DeployObject, net of none: heap in use / RSS", "%s / %s", kib(m.HeapInusePerObjectNetBytes), kib(m.RSSPerObjectNetBytes))
 	}
 }
@@ -486,3 +493,7 @@ func flagsString(flags []string) string {
 
 func mib(b float64) string { return fmt.Sprintf("%.1f MiB", b/(1<<20)) }
 func kib(b float64) string { return fmt.Sprintf("%.1f KiB", b/(1<<10)) }
+
+// megabytes is a file's size in decimal megabytes, as ls and size print
+// it.
+func megabytes(b int64) string { return fmt.Sprintf("%.1f MB", float64(b)/1e6) }
