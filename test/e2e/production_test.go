@@ -91,13 +91,7 @@ func TestInClusterUnderDeployRBAC(t *testing.T) {
 	if err := p.stop(syscall.SIGTERM, 30*time.Second); err != nil {
 		t.Errorf("SIGTERM: the controller did not exit cleanly: %v", err)
 	}
-	lease, err := env.kube.CoordinationV1().Leases(systemNamespace).Get(ctx, "deployobject-controller", metav1.GetOptions{})
-	if err != nil {
-		t.Fatalf("reading the Lease: %v", err)
-	}
-	if lease.Spec.HolderIdentity != nil && *lease.Spec.HolderIdentity != "" {
-		t.Errorf("the Lease is still held by %q after a clean shutdown", *lease.Spec.HolderIdentity)
-	}
+	leaseReleased(t, systemNamespace, "a clean shutdown")
 }
 
 // startInCluster runs the controller binary the way a pod of the
@@ -130,6 +124,19 @@ func startInCluster(t *testing.T, name, ns, sa string, args ...string) *controll
 		t.Fatal(err)
 	}
 	return p
+}
+
+// leaseReleased fails t unless the controller's Lease in ns has no holder,
+// as a controller that stopped cleanly (after what) leaves it.
+func leaseReleased(t *testing.T, ns, after string) {
+	t.Helper()
+	lease, err := env.kube.CoordinationV1().Leases(ns).Get(ctx, "deployobject-controller", metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("reading the Lease: %v", err)
+	}
+	if lease.Spec.HolderIdentity != nil && *lease.Spec.HolderIdentity != "" {
+		t.Errorf("the Lease is still held by %q after %s", *lease.Spec.HolderIdentity, after)
+	}
 }
 
 // TestServiceAccountPermissions checks the deploy/ RBAC against the real API
@@ -371,13 +378,7 @@ func TestShutdownUnderBacklog(t *testing.T) {
 	if exited > 5*time.Second {
 		t.Errorf("exited %s after SIGTERM, want within 5s: one sync at 20 QPS takes well under a second", exited.Round(100*time.Millisecond))
 	}
-	lease, err := env.kube.CoordinationV1().Leases(ns).Get(ctx, "deployobject-controller", metav1.GetOptions{})
-	if err != nil {
-		t.Fatalf("reading the Lease: %v", err)
-	}
-	if lease.Spec.HolderIdentity != nil && *lease.Spec.HolderIdentity != "" {
-		t.Errorf("the Lease is still held by %q after SIGTERM", *lease.Spec.HolderIdentity)
-	}
+	leaseReleased(t, ns, "SIGTERM")
 	t.Logf("FIGURE shutdown under a backlog of %d (1 worker, 20 QPS, %v synced): exited 0 %.2fs after SIGTERM, %d writes after it, lease released",
 		n, synced, exited.Seconds(), writes)
 }

@@ -175,13 +175,7 @@ func reconcileAsInstalled(t *testing.T, name string) {
 	if err := p.stop(syscall.SIGTERM, 30*time.Second); err != nil {
 		t.Errorf("SIGTERM: the controller did not exit cleanly: %v", err)
 	}
-	lease, err := env.kube.CoordinationV1().Leases(systemNamespace).Get(ctx, "deployobject-controller", metav1.GetOptions{})
-	if err != nil {
-		t.Fatalf("reading the Lease: %v", err)
-	}
-	if lease.Spec.HolderIdentity != nil && *lease.Spec.HolderIdentity != "" {
-		t.Errorf("the Lease is still held by %q after a clean shutdown", *lease.Spec.HolderIdentity)
-	}
+	leaseReleased(t, systemNamespace, "a clean shutdown")
 }
 
 // manifestObjects are the objects of a YAML file of dist/.
