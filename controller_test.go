@@ -3162,8 +3162,10 @@ func TestHelp(t *testing.T) {
 	last := -1
 	for _, want := range []string{
 		"Usage:\n  deployobject-controller [flags]",
-		"Generic flags:", "--feature-gates mapStringBool", "--kubeconfig string",
+		"Generic flags:", "--feature-gates mapStringBool",
+		"Controller flags:", "--namespace string", "--workers int",
 		"Configuration rollouts flags:", "--config-rollout-delay duration", "--max-concurrent-config-rollouts int", "--track-secrets",
+		"Client flags:", "--kube-api-qps float32", "--kubeconfig string",
 		"Leader election flags:", "--leader-elect ",
 		"Metrics flags:", "--metrics-bind-address string",
 		"Debugging flags:", "--profiling",
@@ -3179,6 +3181,25 @@ func TestHelp(t *testing.T) {
 			t.Errorf("--help shows %q out of order", want)
 		}
 		last = i
+	}
+}
+
+// TestFlagsAreLoggedAtV1: at -v=1 the controller logs every flag with its
+// value before it starts, as kube-controller-manager does; at the default
+// verbosity TestLoggingFormatJSON finds Starting first.
+func TestFlagsAreLoggedAtV1(t *testing.T) {
+	_, stderr, code := runController(t, "-v=1", "--workers=3", "--kubeconfig=/nonexistent/kubeconfig")
+	if code != 1 {
+		t.Errorf("exit code %d, want 1", code)
+	}
+	starting := strings.Index(stderr, `"Starting"`)
+	for _, want := range []string{`FLAG: --workers="3"`, `FLAG: --v="1"`, `FLAG: --kubeconfig="/nonexistent/kubeconfig"`, `FLAG: --kube-api-qps="200"`, `FLAG: --leader-elect=""`} {
+		i := strings.Index(stderr, want)
+		if i < 0 {
+			t.Errorf("the log lacks %s:\n%s", want, stderr)
+		} else if i > starting {
+			t.Errorf("%s logged after Starting", want)
+		}
 	}
 }
 

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"golang.org/x/term"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -46,13 +47,13 @@ import (
 var version = "dev"
 
 func main() {
-	opts, sections, err := options.Parse(os.Args[1:])
+	opts, flags, err := options.Parse(os.Args[1:])
 	switch {
 	case err != nil:
 		fmt.Fprintf(os.Stderr, "Error: %v\nRun '%s --help' for usage.\n", err, os.Args[0])
 		os.Exit(2)
 	case opts.Help:
-		options.PrintUsage(os.Stdout, sections)
+		options.PrintUsage(os.Stdout, flags, terminalWidth(os.Stdout))
 		return
 	case opts.ShowVersion:
 		fmt.Println(version)
@@ -67,6 +68,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, "invalid logging flags:", err)
 		os.Exit(2)
 	}
+	options.PrintFlags(flags)
 
 	ctx := klog.NewContext(signalContext(), klog.Background())
 	if err := run(ctx, opts); err != nil {
@@ -74,6 +76,17 @@ func main() {
 		klog.FlushAndExit(klog.ExitFlushTimeout, 1)
 	}
 	klog.Flush()
+}
+
+// terminalWidth is the width of the terminal f shows, for wrapping --help
+// there; 0, which does not wrap, when f is no terminal (a pipe, a file), so
+// that what a script reads does not depend on where it runs.
+func terminalWidth(f *os.File) int {
+	width, _, err := term.GetSize(int(f.Fd()))
+	if err != nil {
+		return 0
+	}
+	return width
 }
 
 // signalContext is cancelled on the first SIGTERM or SIGINT; a second one

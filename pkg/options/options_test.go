@@ -1,6 +1,9 @@
 package options
 
 import (
+	"bytes"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -71,5 +74,48 @@ func TestParseFlags(t *testing.T) {
 		if o.Validate() == nil {
 			t.Errorf("%v was accepted", args)
 		}
+	}
+}
+
+// TestPrintUsage: --help lists every section in order and, given a
+// terminal's width, wraps the descriptions to fit it, as
+// kube-controller-manager's --help does; without one (0) no line is wrapped.
+// The header stays as written.
+func TestPrintUsage(t *testing.T) {
+	_, fss, err := Parse(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wide, narrow bytes.Buffer
+	PrintUsage(&wide, fss, 0)
+	PrintUsage(&narrow, fss, 80)
+
+	want := []string{"Generic", "Controller", "Configuration rollouts", "Client", "Leader election", "Metrics", "Debugging", "Logs", "Global"}
+	var got []string
+	for _, line := range strings.Split(wide.String(), "\n") {
+		if name, ok := strings.CutSuffix(line, " flags:"); ok {
+			got = append(got, name)
+		}
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("sections %q, want %q", got, want)
+	}
+	const usage = "Number of DeployObjects synced in parallel. (default 16)"
+	if !strings.Contains(wide.String(), "--workers int") || !strings.Contains(wide.String(), usage) {
+		t.Errorf("unwrapped --help lacks --workers and its usage:\n%s", wide.String())
+	}
+	// The header above Usage is text of its own, not wrapped.
+	_, sections, _ := strings.Cut(narrow.String(), "Usage:")
+	for _, line := range strings.Split(sections, "\n") {
+		if len(line) > 80 {
+			t.Errorf("line of %d columns in --help for 80: %q", len(line), line)
+		}
+	}
+	// A flag's description starts on the line after the flag, indented.
+	if !strings.Contains(narrow.String(), "--workers int") || !strings.Contains(narrow.String(), "\n                "+usage+"\n") {
+		t.Errorf("--help for 80 columns does not wrap --workers' usage:\n%s", narrow.String())
+	}
+	if strings.Count(narrow.String(), "\n") <= strings.Count(wide.String(), "\n") {
+		t.Error("--help for 80 columns has no more lines than unwrapped")
 	}
 }
