@@ -23,6 +23,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -37,6 +38,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/diff"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/apimachinery/pkg/util/wait"
 	dynamicfake "k8s.io/client-go/dynamic/fake"
 	kubeinformers "k8s.io/client-go/informers"
 	coreinformers "k8s.io/client-go/informers/core/v1"
@@ -45,7 +47,7 @@ import (
 	"k8s.io/client-go/rest"
 	core "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/cache"
-	"k8s.io/client-go/tools/record"
+	"k8s.io/client-go/tools/events"
 	logsapi "k8s.io/component-base/logs/api/v1"
 	logsjson "k8s.io/component-base/logs/json"
 	"k8s.io/klog/v2"
@@ -114,7 +116,7 @@ type fixture struct {
 	kubeClient    *k8sfake.Clientset
 	gatewayClient *gatewayfake.Clientset
 	dynamicClient *dynamicfake.FakeDynamicClient
-	recorder      *record.FakeRecorder
+	recorder      *events.FakeRecorder
 	// dobjIndexer and deployIndexer are the DeployObject and Deployment
 	// caches of the last newController.
 	dobjIndexer, deployIndexer cache.Indexer
@@ -215,7 +217,7 @@ func (f *fixture) newController(ctx context.Context) *Controller {
 		monitors.ServiceMonitorLister = cache.NewGenericLister(byKind[children.KindServiceMonitor], children.ServiceMonitorResource.GroupResource())
 		monitors.PodMonitorLister = cache.NewGenericLister(byKind[children.KindPodMonitor], children.PodMonitorResource.GroupResource())
 	}
-	f.recorder = record.NewFakeRecorder(10)
+	f.recorder = events.NewFakeRecorder(10)
 
 	factory := informers.NewSharedInformerFactory(f.client, 0)
 	kubeFactory := kubeinformers.NewSharedInformerFactory(f.kubeClient, 0)
@@ -363,7 +365,7 @@ func statusOf(t *testing.T, a core.Action) appv1.DeployObjectStatus {
 	return status.Status
 }
 
-func events(r *record.FakeRecorder) []string {
+func recorded(r *events.FakeRecorder) []string {
 	var out []string
 	for {
 		select {
@@ -397,7 +399,7 @@ func TestSyncCreatesChildren(t *testing.T) {
 	if ready.Status != metav1.ConditionFalse || ready.Reason != appv1.ReasonProgressing {
 		t.Errorf("Ready = %s/%s, want False/Progressing", ready.Status, ready.Reason)
 	}
-	if ev := events(f.recorder); len(ev) != 0 {
+	if ev := recorded(f.recorder); len(ev) != 0 {
 		t.Errorf("events = %q, want none: creation is told by the Ready condition", ev)
 	}
 }
@@ -445,7 +447,7 @@ func TestSyncNoopWhenInSync(t *testing.T) {
 				t.Fatalf("sync: %v", err)
 			}
 			expectActions(t, actions)
-			if ev := events(f.recorder); len(ev) != 0 {
+			if ev := recorded(f.recorder); len(ev) != 0 {
 				t.Errorf("events = %q, want none", ev)
 			}
 		})
@@ -497,7 +499,7 @@ func TestSyncCorrectsDeploymentDrift(t *testing.T) {
 			if ready := readyOf(t, actions[2]); ready.Reason != appv1.ReasonProgressing {
 				t.Errorf("Ready reason after a drift fix = %s, want Progressing until the Deployment controller catches up", ready.Reason)
 			}
-			if ev := events(f.recorder); len(ev) != 1 || !strings.HasPrefix(ev[0], "Normal DriftCorrected updated Deployment web") {
+			if ev := recorded(f.recorder); len(ev) != 1 || !strings.HasPrefix(ev[0], "Normal DriftCorrected updated Deployment web") {
 				t.Errorf("events = %q, want one Normal DriftCorrected", ev)
 			}
 			if sent := appliedDeployment(t, actions[1]); sent.ResourceVersion != live.ResourceVersion {
@@ -555,7 +557,7 @@ func TestSyncRemembersWhatAdmissionMade(t *testing.T) {
 	for _, a := range deploymentActions() {
 		t.Errorf("the Deployment admission changed was written again: %s", a.GetVerb())
 	}
-	if ev := events(f.recorder); len(ev) != 0 {
+	if ev := recorded(f.recorder); len(ev) != 0 {
 		t.Errorf("events = %q, want none", ev)
 	}
 
@@ -632,7 +634,7 @@ func TestSyncRepairsKeyedListEdits(t *testing.T) {
 					t.Errorf("Ready = %s %q, want %s", ready.Reason, ready.Message, tc.reason)
 				}
 			}
-			if ev := events(f.recorder); len(ev) != 1 || !strings.HasPrefix(ev[0], tc.events) {
+			if ev := recorded(f.recorder); len(ev) != 1 || !strings.HasPrefix(ev[0], tc.events) {
 				t.Errorf("events = %q, want one %s", ev, tc.events)
 			}
 		})
@@ -705,7 +707,7 @@ func TestSyncSpecRolloutRecordsNoEvent(t *testing.T) {
 		t.Fatalf("sync: %v", err)
 	}
 	expectActions(t, actions, "get deployments", "patch deployments", "patch deployobjects/status")
-	if ev := events(f.recorder); len(ev) != 0 {
+	if ev := recorded(f.recorder); len(ev) != 0 {
 		t.Errorf("events = %q, want none: a spec rollout is told by the Ready condition", ev)
 	}
 }
@@ -833,7 +835,7 @@ func TestSyncConflictWithUnownedObject(t *testing.T) {
 			if ready := readyOf(t, actions[len(actions)-1]); ready.Status != metav1.ConditionFalse || ready.Reason != appv1.ReasonResourceConflict {
 				t.Errorf("Ready = %s/%s, want False/ResourceConflict", ready.Status, ready.Reason)
 			}
-			if ev := events(f.recorder); len(ev) != 1 || !strings.HasPrefix(ev[0], "Warning ResourceConflict") {
+			if ev := recorded(f.recorder); len(ev) != 1 || !strings.HasPrefix(ev[0], "Warning ResourceConflict") {
 				t.Errorf("events = %q, want one Warning ResourceConflict", ev)
 			}
 			if tc.condType == "" {
@@ -869,7 +871,7 @@ func TestSyncWaitsForThePredecessorsChildren(t *testing.T) {
 	if c := conditionOf(t, actions[0], appv1.ConditionStalled); c != nil {
 		t.Errorf("Stalled = %+v, want none: nobody has to act", c)
 	}
-	if ev := events(f.recorder); len(ev) != 0 {
+	if ev := recorded(f.recorder); len(ev) != 0 {
 		t.Errorf("events = %q, want none", ev)
 	}
 }
@@ -890,7 +892,7 @@ func TestSyncConflictReportedOnce(t *testing.T) {
 		t.Fatal("want the conflict retried")
 	}
 	expectActions(t, actions)
-	if ev := events(f.recorder); len(ev) != 0 {
+	if ev := recorded(f.recorder); len(ev) != 0 {
 		t.Errorf("events = %q, want none for a conflict already reported", ev)
 	}
 }
@@ -1007,8 +1009,66 @@ func TestSyncInvalidSpecIsNotRetried(t *testing.T) {
 	if ready := readyOf(t, acts[2]); ready.Reason != appv1.ReasonInvalidSpec {
 		t.Errorf("Ready reason = %s, want InvalidSpec", ready.Reason)
 	}
-	if ev := events(f.recorder); len(ev) != 1 || !strings.HasPrefix(ev[0], "Warning InvalidSpec") {
+	if ev := recorded(f.recorder); len(ev) != 1 || !strings.HasPrefix(ev[0], "Warning InvalidSpec") {
 		t.Errorf("events = %q, want one Warning InvalidSpec", ev)
+	}
+}
+
+// TestEventsGoThroughEventsV1: the recorder main starts sends a Warning
+// through events.k8s.io/v1, about the DeployObject, with the controller as
+// reporting controller and this host as its instance, and a note cut to the
+// 1024 bytes that API accepts: a longer one would be refused and lost.
+func TestEventsGoThroughEventsV1(t *testing.T) {
+	f := newFixture(t)
+	dobj := testobjects.NewDeployObject()
+	f.dobjs = []*appv1.DeployObject{dobj}
+	_, ctx := ktesting.NewTestContext(t)
+	c := f.newController(ctx)
+	recorder, stop, err := startEvents(ctx, f.kubeClient)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	c.recorder = recorder
+	f.kubeClient.PrependReactor("create", "deployments", func(core.Action) (bool, runtime.Object, error) {
+		return true, nil, apierrors.NewInvalid(schema.GroupKind{Group: "apps", Kind: "Deployment"}, "web",
+			field.ErrorList{field.Invalid(field.NewPath("spec", "template", "metadata", "annotations"), strings.Repeat("x", 2000), "too long")})
+	})
+	if err := c.syncHandler(ctx, testobjects.TestKey); err != nil {
+		t.Fatalf("sync: %v", err)
+	}
+
+	var sent []eventsv1.Event
+	if err := wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, 10*time.Second, true, func(ctx context.Context) (bool, error) {
+		list, err := f.kubeClient.EventsV1().Events(dobj.Namespace).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false, err
+		}
+		sent = list.Items
+		return len(sent) > 0, nil
+	}); err != nil {
+		t.Fatalf("no event reached events.k8s.io/v1: %v", err)
+	}
+	hostname, err := os.Hostname()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sent) != 1 {
+		t.Fatalf("%d events, want 1", len(sent))
+	}
+	e := sent[0]
+	wantRegarding := corev1.ObjectReference{Kind: "DeployObject", APIVersion: "app.deployobject.dev/v1", Namespace: dobj.Namespace, Name: dobj.Name, UID: dobj.UID, ResourceVersion: dobj.ResourceVersion}
+	if e.Regarding != wantRegarding || e.Related != nil {
+		t.Errorf("regarding %+v, related %+v; want %+v and none", e.Regarding, e.Related, wantRegarding)
+	}
+	if e.Type != corev1.EventTypeWarning || e.Reason != appv1.ReasonInvalidSpec || e.Action != "Reconcile" ||
+		e.ReportingController != "deployobject-controller" || e.ReportingInstance != "deployobject-controller-"+hostname ||
+		e.EventTime.IsZero() || e.Series != nil {
+		t.Errorf("event %s/%s action %q by %q/%q at %v, series %v; want Warning/InvalidSpec action Reconcile by deployobject-controller/deployobject-controller-%s, timed, no series",
+			e.Type, e.Reason, e.Action, e.ReportingController, e.ReportingInstance, e.EventTime, e.Series, hostname)
+	}
+	if len(e.Note) > 1024 || !strings.HasPrefix(e.Note, "the API server rejected a child built from the spec: ") || !strings.HasSuffix(e.Note, " [truncated]") {
+		t.Errorf("note of %d bytes %q, want the problem cut to at most 1024 bytes", len(e.Note), e.Note)
 	}
 }
 
@@ -1046,7 +1106,7 @@ func TestSyncRestrictedProfileIsABoundary(t *testing.T) {
 			if ready.Reason != appv1.ReasonPodSecurityViolation || !strings.Contains(ready.Message, `container "proxy" must not set securityContext.privileged=true`) {
 				t.Errorf("Ready = %s %q, want PodSecurityViolation naming the sidecar's securityContext.privileged", ready.Reason, ready.Message)
 			}
-			if ev := events(f.recorder); len(ev) != 1 || !strings.HasPrefix(ev[0], "Warning PodSecurityViolation") {
+			if ev := recorded(f.recorder); len(ev) != 1 || !strings.HasPrefix(ev[0], "Warning PodSecurityViolation") {
 				t.Errorf("events = %q, want one Warning PodSecurityViolation", ev)
 			}
 		})
@@ -1082,7 +1142,7 @@ func TestSyncTransientErrorRequeues(t *testing.T) {
 			// A transient failure says nothing about the DeployObject: its
 			// status is not touched and no event is recorded.
 			expectActions(t, writes(f.kubeClient.Actions(), f.client.Actions()), "get deployments", "patch deployments")
-			if ev := events(f.recorder); len(ev) != 0 {
+			if ev := recorded(f.recorder); len(ev) != 0 {
 				t.Errorf("events = %q, want none", ev)
 			}
 		})
@@ -1346,7 +1406,7 @@ func TestSyncBlockedChildrenAreReported(t *testing.T) {
 			if n := c.queue.NumRequeues(testobjects.TestKey); (n == 1) != tc.retried {
 				t.Errorf("requeues = %d, want retried with backoff: %v", n, tc.retried)
 			}
-			if ev := events(f.recorder); len(ev) != tc.events || !strings.HasPrefix(ev[0], "Warning "+tc.reason) {
+			if ev := recorded(f.recorder); len(ev) != tc.events || !strings.HasPrefix(ev[0], "Warning "+tc.reason) {
 				t.Errorf("events = %q, want %d Warning, the first %s", ev, tc.events, tc.reason)
 			}
 		})
@@ -1368,7 +1428,7 @@ func TestSyncBlockedChildReportedOnce(t *testing.T) {
 		t.Errorf("sync error = %v, want a blocked retry", err)
 	}
 	expectActions(t, writes(f.kubeClient.Actions(), f.client.Actions()), "create services")
-	if ev := events(f.recorder); len(ev) != 0 {
+	if ev := recorded(f.recorder); len(ev) != 0 {
 		t.Errorf("events = %q, want none for a problem already reported", ev)
 	}
 }
@@ -1790,7 +1850,7 @@ func TestSyncConfigChanges(t *testing.T) {
 				if stalled := conditionOf(t, last, appv1.ConditionStalled); stalled == nil || stalled.Reason != appv1.ReasonConfigMissing {
 					t.Errorf("Stalled = %+v, want True with ConfigMissing: someone has to create the object", stalled)
 				}
-				if ev := events(f.recorder); len(ev) != 1 || !strings.HasPrefix(ev[0], "Warning ConfigMissing") {
+				if ev := recorded(f.recorder); len(ev) != 1 || !strings.HasPrefix(ev[0], "Warning ConfigMissing") {
 					t.Errorf("events = %q, want one Warning ConfigMissing", ev)
 				}
 				if got := statusOf(t, last).ConfigHash; got != oldHash {
@@ -1805,7 +1865,7 @@ func TestSyncConfigChanges(t *testing.T) {
 			if got := statusOf(t, last).ConfigHash; got != newHash {
 				t.Errorf("status.configHash = %q, want %q", got, newHash)
 			}
-			if ev := events(f.recorder); len(ev) != 0 {
+			if ev := recorded(f.recorder); len(ev) != 0 {
 				t.Errorf("events = %q, want none: a configuration rollout is no drift", ev)
 			}
 		})
@@ -2216,7 +2276,7 @@ func TestSyncCorrectsOptionalChildDrift(t *testing.T) {
 					t.Errorf("updated HorizontalPodAutoscaler still drifts or lost its identity: %+v", got)
 				}
 			}
-			if ev := events(f.recorder); len(ev) != 1 || !strings.HasPrefix(ev[0], "Normal DriftCorrected updated") {
+			if ev := recorded(f.recorder); len(ev) != 1 || !strings.HasPrefix(ev[0], "Normal DriftCorrected updated") {
 				t.Errorf("events = %q, want one Normal DriftCorrected", ev)
 			}
 		})
@@ -2249,7 +2309,7 @@ func TestSyncDeletesOptionalChildrenWhenRemoved(t *testing.T) {
 			t.Errorf("condition %s still reported after its child was removed: %+v", ct, c)
 		}
 	}
-	if ev := events(f.recorder); len(ev) != 0 {
+	if ev := recorded(f.recorder); len(ev) != 0 {
 		t.Errorf("events = %q, want none: the removal follows a spec change", ev)
 	}
 }

@@ -19,16 +19,15 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"golang.org/x/term"
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	coreinformers "k8s.io/client-go/informers/core/v1"
+	"k8s.io/client-go/kubernetes"
 	kubescheme "k8s.io/client-go/kubernetes/scheme"
-	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
-	"k8s.io/client-go/tools/record"
+	"k8s.io/client-go/tools/events"
 	logsapi "k8s.io/component-base/logs/api/v1"
 	"k8s.io/klog/v2"
 
@@ -121,16 +120,11 @@ func run(ctx context.Context, opts *options.Options) error {
 	registry := prometheus.NewRegistry()
 	controllerMetrics := metrics.Register(registry)
 
-	scheme := runtime.NewScheme()
-	utilruntime.Must(kubescheme.AddToScheme(scheme))
-	utilruntime.Must(appscheme.AddToScheme(scheme))
-	// Events recorded by syncs that finish during the shutdown grace period
-	// must still be sent: the broadcaster outlives the signal, until run returns.
-	broadcaster := record.NewBroadcaster(record.WithContext(context.WithoutCancel(ctx)))
-	broadcaster.StartStructuredLogging(3)
-	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: kubeClient.CoreV1().Events("")})
-	defer broadcaster.Shutdown()
-	recorder := broadcaster.NewRecorder(scheme, corev1.EventSource{Component: children.ControllerName})
+	recorder, stopEvents, err := startEvents(ctx, kubeClient)
+	if err != nil {
+		return err
+	}
+	defer stopEvents()
 
 	informerName, err := cache.NewInformerName(children.ControllerName)
 	if err != nil {
@@ -227,6 +221,33 @@ func run(ctx context.Context, opts *options.Options) error {
 		klog.FlushAndExit(klog.ExitFlushTimeout, 1)
 	}
 	return nil
+}
+
+// startEvents starts sending what the returned recorder records to the API
+// server, through events.k8s.io/v1, until stop is called. Events recorded by
+// syncs that finish during the shutdown grace period must still be sent: the
+// broadcaster outlives the cancellation of ctx.
+func startEvents(ctx context.Context, kubeClient kubernetes.Interface) (recorder events.EventRecorderLogger, stop func(), err error) {
+	// Events name the DeployObject they are about by its kind, which the
+	// recorder finds in the scheme.
+	scheme := runtime.NewScheme()
+	utilruntime.Must(kubescheme.AddToScheme(scheme))
+	utilruntime.Must(appscheme.AddToScheme(scheme))
+	sendCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	broadcaster := events.NewBroadcaster(&events.EventSinkImpl{Interface: kubeClient.EventsV1()})
+	stop = func() {
+		broadcaster.Shutdown()
+		cancel()
+	}
+	if _, err := broadcaster.StartLogging(klog.FromContext(ctx).V(3)); err != nil {
+		stop()
+		return nil, nil, fmt.Errorf("logging events: %w", err)
+	}
+	if err := broadcaster.StartRecordingToSinkWithContext(sendCtx); err != nil {
+		stop()
+		return nil, nil, fmt.Errorf("recording events: %w", err)
+	}
+	return broadcaster.NewRecorder(scheme, children.ControllerName), stop, nil
 }
 
 func restConfig(opts *options.Options) (*rest.Config, bool, error) {

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"deployobject.dev/controller/pkg/children"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -106,6 +107,17 @@ func TestInClusterUnderDeployRBAC(t *testing.T) {
 		evs, err := env.kube.CoreV1().Events(ns).List(ctx, metav1.ListOptions{FieldSelector: "reason=DriftCorrected"})
 		return err == nil && len(evs.Items) == 1, fmt.Sprint(err), nil
 	})
+	// Written through events.k8s.io/v1, which requires the action and the
+	// reporting instance, and leaves core/v1's source empty.
+	evs, err := env.kube.CoreV1().Events(ns).List(ctx, metav1.ListOptions{FieldSelector: "reason=DriftCorrected"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e := evs.Items[0]; e.Action != "Reconcile" || e.ReportingController != children.ControllerName || !strings.HasPrefix(e.ReportingInstance, children.ControllerName+"-") ||
+		e.EventTime.IsZero() || e.Source.Component != "" || !strings.Contains(e.Message, "Service web") {
+		t.Errorf("DriftCorrected event: action %q, reporting %q/%q, eventTime %v, source %+v, message %q; want an events.k8s.io/v1 event naming the Service",
+			e.Action, e.ReportingController, e.ReportingInstance, e.EventTime, e.Source, e.Message)
+	}
 	waitReady(t, ns, "web")
 	if p.deniedTo(serviceAccount) {
 		t.Errorf("the controller was denied by the deploy/ RBAC:\n%s", p.logTail(40))
@@ -147,7 +159,10 @@ func TestServiceAccountPermissions(t *testing.T) {
 		{[]string{"update", "horizontalpodautoscalers.autoscaling", "--subresource=status", "-n", "default"}, "no"},
 		// The controller never scales a DeployObject: the autoscaler does.
 		{[]string{"update", "deployobjects.app.deployobject.dev", "--subresource=scale", "-n", "default"}, "no"},
-		{[]string{"create", "events", "-n", "default"}, "yes"},
+		{[]string{"create", "events.events.k8s.io", "-n", "default"}, "yes"},
+		{[]string{"patch", "events.events.k8s.io", "-n", "default"}, "yes"},
+		// Events go through events.k8s.io/v1 only.
+		{[]string{"create", "events", "-n", "default"}, "no"},
 		{[]string{"update", "leases.coordination.k8s.io/deployobject-controller", "-n", systemNamespace}, "yes"},
 		{[]string{"create", "tokenreviews.authentication.k8s.io"}, "yes"},
 		{[]string{"create", "subjectaccessreviews.authorization.k8s.io"}, "yes"},
