@@ -292,14 +292,15 @@ func mustAdd(t *testing.T, indexer cache.Indexer, obj any) {
 	}
 }
 
-// sync runs one sync of testobjects.TestKey and returns its error and the write actions
-// both clients saw (reads by the informers are not part of what is tested).
-func (f *fixture) sync() (error, []core.Action) {
+// sync runs one sync of testobjects.TestKey and returns the write actions
+// the clients saw (reads by the informers are not part of what is tested)
+// and its error.
+func (f *fixture) sync() ([]core.Action, error) {
 	f.t.Helper()
 	_, ctx := ktesting.NewTestContext(f.t)
 	c := f.newController(ctx)
 	err := c.syncHandler(ctx, testobjects.TestKey)
-	return err, writes(f.kubeClient.Actions(), f.client.Actions(), f.gatewayClient.Actions(), f.dynamicClient.Actions())
+	return writes(f.kubeClient.Actions(), f.client.Actions(), f.gatewayClient.Actions(), f.dynamicClient.Actions()), err
 }
 
 func writes(lists ...[]core.Action) []core.Action {
@@ -380,7 +381,7 @@ func recorded(r *events.FakeRecorder) []string {
 func TestSyncCreatesChildren(t *testing.T) {
 	f := newFixture(t)
 	f.dobjs = []*appv1.DeployObject{testobjects.NewDeployObject()}
-	err, actions := f.sync()
+	actions, err := f.sync()
 	if err != nil {
 		t.Fatalf("sync: %v", err)
 	}
@@ -442,7 +443,7 @@ func TestSyncNoopWhenInSync(t *testing.T) {
 				}
 				f.services = []*corev1.Service{s}
 			}
-			err, actions := f.sync()
+			actions, err := f.sync()
 			if err != nil {
 				t.Fatalf("sync: %v", err)
 			}
@@ -663,7 +664,7 @@ func TestSyncCorrectsServiceDrift(t *testing.T) {
 			f.dobjs = []*appv1.DeployObject{dobj}
 			f.deployments = []*appsv1.Deployment{testobjects.LiveDeployment(dobj)}
 			f.services = []*corev1.Service{live}
-			err, actions := f.sync()
+			actions, err := f.sync()
 			if err != nil {
 				t.Fatalf("sync: %v", err)
 			}
@@ -702,7 +703,7 @@ func TestSyncSpecRolloutRecordsNoEvent(t *testing.T) {
 	f.dobjs = []*appv1.DeployObject{dobj}
 	f.deployments = []*appsv1.Deployment{live}
 	f.services = []*corev1.Service{testobjects.LiveService(dobj)}
-	err, actions := f.sync()
+	actions, err := f.sync()
 	if err != nil {
 		t.Fatalf("sync: %v", err)
 	}
@@ -733,7 +734,7 @@ func TestSyncPreservesForeignFields(t *testing.T) {
 	f.deployments = []*appsv1.Deployment{liveD}
 	f.services = []*corev1.Service{liveS}
 
-	err, actions := f.sync()
+	actions, err := f.sync()
 	if err != nil {
 		t.Fatalf("sync: %v", err)
 	}
@@ -826,7 +827,7 @@ func TestSyncConflictWithUnownedObject(t *testing.T) {
 			dobj := testobjects.NewDeployObject(tc.asks...)
 			f.dobjs = []*appv1.DeployObject{dobj}
 			tc.set(f, dobj)
-			err, actions := f.sync()
+			actions, err := f.sync()
 			var blocked *children.BlockedError
 			if !errors.As(err, &blocked) || blocked.Problems[0].Reason != appv1.ReasonResourceConflict {
 				t.Fatalf("sync error = %v, want a resource conflict so the key is retried with backoff", err)
@@ -859,7 +860,7 @@ func TestSyncWaitsForThePredecessorsChildren(t *testing.T) {
 	f.deployments = []*appsv1.Deployment{testobjects.LiveDeployment(old)}
 	f.services = []*corev1.Service{testobjects.LiveService(old)}
 	f.dobjs = []*appv1.DeployObject{testobjects.NewDeployObject()}
-	err, actions := f.sync()
+	actions, err := f.sync()
 	if !children.IsExpectedRetry(err) {
 		t.Fatalf("sync: %v, want a retry: the garbage collector will remove them", err)
 	}
@@ -887,7 +888,7 @@ func TestSyncConflictReportedOnce(t *testing.T) {
 	f.dobjs = []*appv1.DeployObject{dobj}
 	f.deployments = []*appsv1.Deployment{d}
 	f.services = []*corev1.Service{testobjects.LiveService(dobj)}
-	err, actions := f.sync()
+	actions, err := f.sync()
 	if err == nil {
 		t.Fatal("want the conflict retried")
 	}
@@ -906,7 +907,7 @@ func TestSyncDeletesServiceWhenPortsRemoved(t *testing.T) {
 	live.Spec.Template.Spec.Containers[0].Ports = nil
 	f.deployments = []*appsv1.Deployment{live}
 	f.services = []*corev1.Service{testobjects.LiveService(withPorts)}
-	err, actions := f.sync()
+	actions, err := f.sync()
 	if err != nil {
 		t.Fatalf("sync: %v", err)
 	}
@@ -925,7 +926,7 @@ func TestSyncLeavesForeignServiceWhenNoPorts(t *testing.T) {
 	f.dobjs = []*appv1.DeployObject{dobj}
 	f.deployments = []*appsv1.Deployment{testobjects.LiveDeployment(dobj)}
 	f.services = []*corev1.Service{s}
-	err, actions := f.sync()
+	actions, err := f.sync()
 	if err != nil {
 		t.Fatalf("sync: %v", err)
 	}
@@ -960,7 +961,7 @@ func TestSyncStatusThroughRollout(t *testing.T) {
 			f.dobjs = []*appv1.DeployObject{dobj}
 			f.deployments = []*appsv1.Deployment{d}
 			f.services = []*corev1.Service{testobjects.LiveService(dobj)}
-			err, actions := f.sync()
+			actions, err := f.sync()
 			if err != nil {
 				t.Fatalf("sync: %v", err)
 			}
@@ -1097,7 +1098,7 @@ func TestSyncRestrictedProfileIsABoundary(t *testing.T) {
 			}
 			privileged(dobj)
 			f.dobjs = []*appv1.DeployObject{dobj}
-			err, actions := f.sync()
+			actions, err := f.sync()
 			if err != nil {
 				t.Fatalf("sync: %v", err)
 			}
@@ -1172,7 +1173,7 @@ func TestSyncDeployObjectBeingDeleted(t *testing.T) {
 	dobj.DeletionTimestamp = &testobjects.FixedNow
 	dobj.Finalizers = []string{"example.com/hold"}
 	f.dobjs = []*appv1.DeployObject{dobj}
-	err, actions := f.sync()
+	actions, err := f.sync()
 	if err != nil {
 		t.Fatalf("sync: %v", err)
 	}
@@ -1181,7 +1182,7 @@ func TestSyncDeployObjectBeingDeleted(t *testing.T) {
 
 func TestSyncDeletedDeployObject(t *testing.T) {
 	f := newFixture(t)
-	err, actions := f.sync()
+	actions, err := f.sync()
 	if err != nil {
 		t.Fatalf("sync: %v", err)
 	}
@@ -1453,7 +1454,7 @@ func TestSyncLongRejectionKeepsStatusValid(t *testing.T) {
 func TestSyncStatusIsConditionalOnTheCachedVersion(t *testing.T) {
 	f := newFixture(t)
 	f.dobjs = []*appv1.DeployObject{testobjects.NewDeployObject()}
-	err, actions := f.sync()
+	actions, err := f.sync()
 	if err != nil {
 		t.Fatalf("sync: %v", err)
 	}
@@ -1474,7 +1475,7 @@ func TestSyncAdoptsOrphans(t *testing.T) {
 	f.dobjs = []*appv1.DeployObject{dobj}
 	f.deployments = []*appsv1.Deployment{d}
 	f.services = []*corev1.Service{s}
-	err, actions := f.sync()
+	actions, err := f.sync()
 	if err != nil {
 		t.Fatalf("sync: %v", err)
 	}
@@ -1526,7 +1527,7 @@ func TestSyncAdoptedDeploymentIsJudgedByItsHash(t *testing.T) {
 			f.dobjs = []*appv1.DeployObject{dobj}
 			f.deployments = []*appsv1.Deployment{d}
 			f.services = []*corev1.Service{s}
-			err, actions := f.sync()
+			actions, err := f.sync()
 			if err != nil {
 				t.Fatalf("sync: %v", err)
 			}
@@ -1833,7 +1834,7 @@ func TestSyncConfigChanges(t *testing.T) {
 			if tc.after != nil {
 				f.configMaps = []*corev1.ConfigMap{tc.after}
 			}
-			err, actions := f.sync()
+			actions, err := f.sync()
 			if err != nil {
 				t.Fatalf("sync: %v", err)
 			}
@@ -1878,7 +1879,7 @@ func TestSyncConfigMissingCreatesNoDeployment(t *testing.T) {
 	f := newFixture(t)
 	f.dobjs = []*appv1.DeployObject{usingConfig()}
 	f.trackConfig = true
-	err, actions := f.sync()
+	actions, err := f.sync()
 	if err != nil {
 		t.Fatalf("sync: %v", err)
 	}
@@ -2220,7 +2221,7 @@ func TestSyncCreatesOptionalChildren(t *testing.T) {
 	f := newFixture(t)
 	dobj := testobjects.NewDeployObject(testobjects.WithBudget, testobjects.WithAutoscaling)
 	f.dobjs = []*appv1.DeployObject{dobj}
-	err, actions := f.sync()
+	actions, err := f.sync()
 	if err != nil {
 		t.Fatalf("sync: %v", err)
 	}
@@ -2261,7 +2262,7 @@ func TestSyncCorrectsOptionalChildDrift(t *testing.T) {
 			dobj := testobjects.NewDeployObject(testobjects.WithBudget, testobjects.WithAutoscaling)
 			f.withLiveChildren(dobj)
 			tc.drift(f)
-			err, actions := f.sync()
+			actions, err := f.sync()
 			if err != nil {
 				t.Fatalf("sync: %v", err)
 			}
@@ -2292,7 +2293,7 @@ func TestSyncDeletesOptionalChildrenWhenRemoved(t *testing.T) {
 	dobj.Generation = 3
 	dobj.Spec.DisruptionBudget, dobj.Spec.Autoscaling = nil, nil
 	f.dobjs = []*appv1.DeployObject{dobj}
-	err, actions := f.sync()
+	actions, err := f.sync()
 	if err != nil {
 		t.Fatalf("sync: %v", err)
 	}
@@ -2325,7 +2326,7 @@ func TestSyncLeavesForeignOptionalChildren(t *testing.T) {
 	p.OwnerReferences, h.OwnerReferences[0].UID = nil, "uid-of-another-web"
 	delete(p.Labels, children.NameLabel)
 	f.pdbs, f.hpas = []*policyv1.PodDisruptionBudget{p}, []*autoscalingv2.HorizontalPodAutoscaler{h}
-	err, actions := f.sync()
+	actions, err := f.sync()
 	if err != nil {
 		t.Fatalf("sync: %v", err)
 	}
@@ -2342,7 +2343,7 @@ func TestSyncFollowsTheAutoscaler(t *testing.T) {
 	scaled := dobj.DeepCopy()
 	scaled.Generation, scaled.Spec.Replicas = 3, ptr.To[int32](4)
 	f.dobjs = []*appv1.DeployObject{scaled}
-	err, actions := f.sync()
+	actions, err := f.sync()
 	if err != nil {
 		t.Fatalf("sync: %v", err)
 	}
@@ -2357,7 +2358,7 @@ func TestSyncHTTPRoute(t *testing.T) {
 		f := newFixture(t)
 		dobj := testobjects.NewDeployObject(testobjects.WithHTTPRoute)
 		f.dobjs = []*appv1.DeployObject{dobj}
-		err, actions := f.sync()
+		actions, err := f.sync()
 		// Not retried: watchGatewayAPI syncs it again once HTTPRoutes
 		// are served.
 		if err != nil {
@@ -2401,7 +2402,7 @@ func TestSyncHTTPRoute(t *testing.T) {
 		f.gatewayAPI = true
 		dobj := testobjects.NewDeployObject(testobjects.WithHTTPRoute)
 		f.dobjs = []*appv1.DeployObject{dobj}
-		err, actions := f.sync()
+		actions, err := f.sync()
 		if err != nil {
 			t.Fatalf("sync: %v", err)
 		}
@@ -2418,7 +2419,7 @@ func TestSyncHTTPRoute(t *testing.T) {
 		f.withLiveChildren(dobj)
 		f.httpRoutes = []*gatewayv1.HTTPRoute{testobjects.LiveHTTPRoute(dobj)}
 		dobj.Status = status.Compute(dobj, status.Outcome{Deployment: testobjects.LiveDeployment(dobj), Service: testobjects.LiveService(dobj), HTTPRoute: testobjects.LiveHTTPRoute(dobj), DeploymentHash: testobjects.MustHash(dobj)}, testobjects.Earlier)
-		err, actions := f.sync()
+		actions, err := f.sync()
 		if err != nil {
 			t.Fatalf("sync: %v", err)
 		}
@@ -2432,7 +2433,7 @@ func TestSyncHTTPRoute(t *testing.T) {
 		drifted := testobjects.LiveHTTPRoute(dobj)
 		drifted.Spec.Hostnames = append(drifted.Spec.Hostnames, "evil.example.com")
 		f.httpRoutes = []*gatewayv1.HTTPRoute{drifted}
-		err, actions := f.sync()
+		actions, err := f.sync()
 		if err != nil {
 			t.Fatalf("sync: %v", err)
 		}
@@ -2452,7 +2453,7 @@ func TestSyncHTTPSRedirect(t *testing.T) {
 		f.gatewayAPI = true
 		dobj := testobjects.NewDeployObject(testobjects.WithHTTPSRedirect)
 		f.dobjs = []*appv1.DeployObject{dobj}
-		err, actions := f.sync()
+		actions, err := f.sync()
 		if err != nil {
 			t.Fatalf("sync: %v", err)
 		}
@@ -2475,7 +2476,7 @@ func TestSyncHTTPSRedirect(t *testing.T) {
 		f.gatewayAPI = true
 		dobj := testobjects.NewDeployObject(testobjects.WithHTTPSRedirect)
 		dobj.Status = status.Compute(dobj, live(f, dobj), testobjects.Earlier)
-		err, actions := f.sync()
+		actions, err := f.sync()
 		if err != nil {
 			t.Fatalf("sync: %v", err)
 		}
@@ -2491,7 +2492,7 @@ func TestSyncHTTPSRedirect(t *testing.T) {
 		live(f, before)
 		dobj := testobjects.NewDeployObject(testobjects.WithHTTPRoute)
 		f.dobjs = []*appv1.DeployObject{dobj}
-		err, actions := f.sync()
+		actions, err := f.sync()
 		if err != nil {
 			t.Fatalf("sync: %v", err)
 		}
@@ -2512,7 +2513,7 @@ func TestSyncGRPCRoute(t *testing.T) {
 		f.gatewayAPI = true
 		dobj := testobjects.NewDeployObject(testobjects.WithGRPCRoute)
 		f.dobjs = []*appv1.DeployObject{dobj}
-		err, actions := f.sync()
+		actions, err := f.sync()
 		if err != nil {
 			t.Fatalf("sync: %v", err)
 		}
@@ -2532,7 +2533,7 @@ func TestSyncGRPCRoute(t *testing.T) {
 		f.withLiveChildren(dobj)
 		f.grpcRoutes = []*gatewayv1.GRPCRoute{testobjects.LiveGRPCRoute(dobj)}
 		dobj.Status = status.Compute(dobj, status.Outcome{Deployment: testobjects.LiveDeployment(dobj), Service: testobjects.LiveService(dobj), GRPCRoute: testobjects.LiveGRPCRoute(dobj), DeploymentHash: testobjects.MustHash(dobj)}, testobjects.Earlier)
-		err, actions := f.sync()
+		actions, err := f.sync()
 		if err != nil {
 			t.Fatalf("sync: %v", err)
 		}
@@ -2549,7 +2550,7 @@ func TestSyncGRPCRoute(t *testing.T) {
 		f.httpRoutes = []*gatewayv1.HTTPRoute{testobjects.LiveHTTPRoute(before)}
 		dobj := testobjects.NewDeployObject(testobjects.WithHTTPRoute, func(d *appv1.DeployObject) { d.Spec.Ports[0].AppProtocol = ptr.To("grpc") })
 		f.dobjs = []*appv1.DeployObject{dobj}
-		err, actions := f.sync()
+		actions, err := f.sync()
 		if err != nil {
 			t.Fatalf("sync: %v", err)
 		}
@@ -2586,7 +2587,7 @@ func TestSyncGRPCRoute(t *testing.T) {
 		f.withLiveChildren(dobj)
 		f.httpRoutes = []*gatewayv1.HTTPRoute{testobjects.LiveHTTPRoute(dobj)}
 		dobj.Status = status.Compute(dobj, status.Outcome{Deployment: testobjects.LiveDeployment(dobj), Service: testobjects.LiveService(dobj), HTTPRoute: testobjects.LiveHTTPRoute(dobj), DeploymentHash: testobjects.MustHash(dobj)}, testobjects.Earlier)
-		err, actions := f.sync()
+		actions, err := f.sync()
 		if err != nil {
 			t.Fatalf("sync: %v", err)
 		}
@@ -2655,7 +2656,7 @@ func TestSyncRouteSwitchMakesBeforeBreaking(t *testing.T) {
 					f.httpRoutes = append(f.httpRoutes, testobjects.LiveHTTPRoute(after))
 				}
 			}
-			err, actions := f.sync()
+			actions, err := f.sync()
 			if err != nil {
 				t.Fatalf("sync: %v", err)
 			}
@@ -2673,7 +2674,7 @@ func TestSyncIngress(t *testing.T) {
 		f := newFixture(t)
 		dobj := testobjects.NewDeployObject(testobjects.WithIngress)
 		f.dobjs = []*appv1.DeployObject{dobj}
-		err, actions := f.sync()
+		actions, err := f.sync()
 		if err != nil {
 			t.Fatalf("sync: %v", err)
 		}
@@ -2691,7 +2692,7 @@ func TestSyncIngress(t *testing.T) {
 		f.withLiveChildren(dobj)
 		f.ingresses = []*networkingv1.Ingress{testobjects.LiveIngress(dobj)}
 		dobj.Status = status.Compute(dobj, status.Outcome{Deployment: testobjects.LiveDeployment(dobj), Service: testobjects.LiveService(dobj), Ingress: testobjects.LiveIngress(dobj), DeploymentHash: testobjects.MustHash(dobj)}, testobjects.Earlier)
-		err, actions := f.sync()
+		actions, err := f.sync()
 		if err != nil {
 			t.Fatalf("sync: %v", err)
 		}
@@ -2704,7 +2705,7 @@ func TestSyncIngress(t *testing.T) {
 		drifted := testobjects.LiveIngress(dobj)
 		drifted.Spec.TLS = nil
 		f.ingresses = []*networkingv1.Ingress{drifted}
-		err, actions := f.sync()
+		actions, err := f.sync()
 		if err != nil {
 			t.Fatalf("sync: %v", err)
 		}
@@ -2718,7 +2719,7 @@ func TestSyncIngress(t *testing.T) {
 		dobj := testobjects.NewDeployObject()
 		f.withLiveChildren(dobj)
 		f.ingresses = []*networkingv1.Ingress{testobjects.LiveIngress(testobjects.NewDeployObject(testobjects.WithIngress))}
-		err, actions := f.sync()
+		actions, err := f.sync()
 		if err != nil {
 			t.Fatalf("sync: %v", err)
 		}
@@ -2734,7 +2735,7 @@ func TestSyncIngress(t *testing.T) {
 		foreign := testobjects.LiveIngress(dobj)
 		foreign.OwnerReferences, foreign.Labels = nil, map[string]string{"team": "other"}
 		f.unlisted = []runtime.Object{foreign}
-		err, actions := f.sync()
+		actions, err := f.sync()
 		if err == nil {
 			t.Fatal("want the conflict retried")
 		}
@@ -2750,7 +2751,7 @@ func TestSyncNetworkPolicy(t *testing.T) {
 		f := newFixture(t)
 		dobj := testobjects.NewDeployObject(testobjects.WithIngress, testobjects.WithNetworkPolicy)
 		f.dobjs = []*appv1.DeployObject{dobj}
-		err, actions := f.sync()
+		actions, err := f.sync()
 		if err != nil {
 			t.Fatalf("sync: %v", err)
 		}
@@ -2766,7 +2767,7 @@ func TestSyncNetworkPolicy(t *testing.T) {
 		f.withLiveChildren(dobj)
 		f.policies = []*networkingv1.NetworkPolicy{testobjects.LiveNetworkPolicy(dobj)}
 		dobj.Status = status.Compute(dobj, status.Outcome{Deployment: testobjects.LiveDeployment(dobj), Service: testobjects.LiveService(dobj), NetworkPolicy: testobjects.LiveNetworkPolicy(dobj), DeploymentHash: testobjects.MustHash(dobj)}, testobjects.Earlier)
-		err, actions := f.sync()
+		actions, err := f.sync()
 		if err != nil {
 			t.Fatalf("sync: %v", err)
 		}
@@ -2781,7 +2782,7 @@ func TestSyncNetworkPolicy(t *testing.T) {
 		drifted.Spec.Ingress = nil
 		drifted.Labels["audit"] = "done"
 		f.policies = []*networkingv1.NetworkPolicy{drifted}
-		err, actions := f.sync()
+		actions, err := f.sync()
 		if err != nil {
 			t.Fatalf("sync: %v", err)
 		}
@@ -2796,7 +2797,7 @@ func TestSyncNetworkPolicy(t *testing.T) {
 		dobj := testobjects.NewDeployObject()
 		f.withLiveChildren(dobj)
 		f.policies = []*networkingv1.NetworkPolicy{testobjects.LiveNetworkPolicy(testobjects.NewDeployObject(testobjects.WithNetworkPolicy))}
-		err, actions := f.sync()
+		actions, err := f.sync()
 		if err != nil {
 			t.Fatalf("sync: %v", err)
 		}
@@ -2813,7 +2814,7 @@ func TestSyncNetworkPolicy(t *testing.T) {
 		foreign := testobjects.LiveNetworkPolicy(dobj)
 		foreign.OwnerReferences, foreign.Labels = nil, map[string]string{"team": "other"}
 		f.unlisted = []runtime.Object{foreign}
-		err, actions := f.sync()
+		actions, err := f.sync()
 		if err == nil {
 			t.Fatal("want the conflict retried")
 		}
@@ -2829,7 +2830,7 @@ func TestSyncServiceAccount(t *testing.T) {
 		f := newFixture(t)
 		dobj := testobjects.NewDeployObject(testobjects.WithServiceAccount)
 		f.dobjs = []*appv1.DeployObject{dobj}
-		err, actions := f.sync()
+		actions, err := f.sync()
 		if err != nil {
 			t.Fatalf("sync: %v", err)
 		}
@@ -2846,7 +2847,7 @@ func TestSyncServiceAccount(t *testing.T) {
 		dobj := testobjects.NewDeployObject(testobjects.WithServiceAccount)
 		f.withLiveChildren(dobj)
 		dobj.Status = status.Compute(dobj, status.Outcome{Deployment: testobjects.LiveDeployment(dobj), Service: testobjects.LiveService(dobj), ServiceAccount: testobjects.LiveServiceAccount(dobj), DeploymentHash: testobjects.MustHash(dobj)}, testobjects.Earlier)
-		err, actions := f.sync()
+		actions, err := f.sync()
 		if err != nil {
 			t.Fatalf("sync: %v", err)
 		}
@@ -2860,7 +2861,7 @@ func TestSyncServiceAccount(t *testing.T) {
 		live.Annotations["kubernetes.io/enforce-mountable-secrets"] = "true"
 		live.Secrets = []corev1.ObjectReference{{Name: "web-token"}}
 		dobj.Spec.ServiceAccount.Metadata.Annotations = map[string]string{"iam.gke.io/gcp-service-account": "web@shop.iam.gserviceaccount.com"}
-		err, actions := f.sync()
+		actions, err := f.sync()
 		if err != nil {
 			t.Fatalf("sync: %v", err)
 		}
@@ -2889,7 +2890,7 @@ func TestSyncServiceAccount(t *testing.T) {
 		f.withLiveChildren(dobj)
 		f.deployments = []*appsv1.Deployment{testobjects.LiveDeployment(testobjects.NewDeployObject(testobjects.WithServiceAccount))}
 		f.accounts = append(f.accounts, old)
-		err, actions := f.sync()
+		actions, err := f.sync()
 		if err != nil {
 			t.Fatalf("sync: %v", err)
 		}
@@ -2907,7 +2908,7 @@ func TestSyncServiceAccount(t *testing.T) {
 				f.withLiveChildren(dobj)
 				f.deployments[0].Status = st
 				f.accounts = append(f.accounts, old)
-				err, actions := f.sync()
+				actions, err := f.sync()
 				if err != nil {
 					t.Fatalf("sync: %v", err)
 				}
@@ -2925,7 +2926,7 @@ func TestSyncServiceAccount(t *testing.T) {
 		f.withLiveChildren(dobj)
 		f.accounts = append(f.accounts, old)
 		dobj.Status = status.Compute(dobj, status.Outcome{Deployment: testobjects.LiveDeployment(dobj), Service: testobjects.LiveService(dobj), ServiceAccount: testobjects.LiveServiceAccount(dobj), DeploymentHash: testobjects.MustHash(dobj)}, testobjects.Earlier)
-		err, actions := f.sync()
+		actions, err := f.sync()
 		if err != nil {
 			t.Fatalf("sync: %v", err)
 		}
@@ -2941,7 +2942,7 @@ func TestSyncServiceAccount(t *testing.T) {
 		dobj.Spec.ServiceAccountName = "shared"
 		f.withLiveChildren(dobj)
 		f.accounts = []*corev1.ServiceAccount{testobjects.LiveServiceAccount(testobjects.NewDeployObject(testobjects.WithServiceAccount))}
-		err, actions := f.sync()
+		actions, err := f.sync()
 		if err != nil {
 			t.Fatalf("sync: %v", err)
 		}
@@ -2958,7 +2959,7 @@ func TestSyncServiceAccount(t *testing.T) {
 		foreign.OwnerReferences, foreign.Labels = nil, nil
 		f.accounts = []*corev1.ServiceAccount{old}
 		f.unlisted = []runtime.Object{foreign}
-		err, actions := f.sync()
+		actions, err := f.sync()
 		if err == nil {
 			t.Fatal("want the conflict retried")
 		}
@@ -2973,7 +2974,7 @@ func TestSyncServiceAccount(t *testing.T) {
 		f.withLiveChildren(dobj)
 		f.deployments = nil
 		f.accounts = append(f.accounts, old)
-		err, actions := f.sync()
+		actions, err := f.sync()
 		if err != nil {
 			t.Fatalf("sync: %v", err)
 		}
@@ -2988,7 +2989,7 @@ func TestSyncFiles(t *testing.T) {
 		dobj := testobjects.NewDeployObject(testobjects.WithFiles)
 		f.dobjs = []*appv1.DeployObject{dobj}
 		f.configMaps = []*corev1.ConfigMap{flags}
-		err, actions := f.sync()
+		actions, err := f.sync()
 		if err != nil {
 			t.Fatalf("sync: %v", err)
 		}
@@ -3003,7 +3004,7 @@ func TestSyncFiles(t *testing.T) {
 		f.withLiveChildren(dobj)
 		f.configMaps = []*corev1.ConfigMap{flags, testobjects.LiveFilesConfigMap(dobj, 0)}
 		dobj.Status = status.Compute(dobj, status.Outcome{Deployment: testobjects.LiveDeployment(dobj), Service: testobjects.LiveService(dobj), DeploymentHash: testobjects.MustHash(dobj)}, testobjects.Earlier)
-		err, actions := f.sync()
+		actions, err := f.sync()
 		if err != nil {
 			t.Fatalf("sync: %v", err)
 		}
@@ -3018,7 +3019,7 @@ func TestSyncFiles(t *testing.T) {
 		f.withLiveChildren(dobj)
 		f.deployments = []*appsv1.Deployment{testobjects.LiveDeployment(old)}
 		f.configMaps = []*corev1.ConfigMap{flags, testobjects.LiveFilesConfigMap(old, 0)}
-		err, actions := f.sync()
+		actions, err := f.sync()
 		if err != nil {
 			t.Fatalf("sync: %v", err)
 		}
@@ -3039,7 +3040,7 @@ func TestSyncFiles(t *testing.T) {
 		oldest := testobjects.LiveFilesConfigMap(older, 0)
 		f.configMaps = []*corev1.ConfigMap{flags, oldest, testobjects.LiveFilesConfigMap(old, 1), testobjects.LiveFilesConfigMap(dobj, 2)}
 		dobj.Status = status.Compute(dobj, status.Outcome{Deployment: testobjects.LiveDeployment(dobj), Service: testobjects.LiveService(dobj), DeploymentHash: testobjects.MustHash(dobj)}, testobjects.Earlier)
-		err, actions := f.sync()
+		actions, err := f.sync()
 		if err != nil {
 			t.Fatalf("sync: %v", err)
 		}
@@ -3061,7 +3062,7 @@ func TestSyncFiles(t *testing.T) {
 		foreign := testobjects.LiveFilesConfigMap(dobj, 0)
 		foreign.OwnerReferences, foreign.Labels = nil, nil
 		f.configMaps = []*corev1.ConfigMap{flags, testobjects.LiveFilesConfigMap(old, 0), foreign}
-		err, actions := f.sync()
+		actions, err := f.sync()
 		if err == nil {
 			t.Fatal("want the conflict retried")
 		}
@@ -3315,7 +3316,7 @@ func TestSyncMonitoring(t *testing.T) {
 		f := newFixture(t)
 		dobj := testobjects.NewDeployObject(testobjects.WithServiceMonitor)
 		f.withLiveChildren(dobj)
-		err, actions := f.sync()
+		actions, err := f.sync()
 		// Not retried: watchMonitoring syncs it again once monitors are
 		// served.
 		if err != nil {
@@ -3334,7 +3335,7 @@ func TestSyncMonitoring(t *testing.T) {
 		f.monitoring = true
 		dobj := testobjects.NewDeployObject(testobjects.WithServiceMonitor)
 		f.withLiveChildren(dobj)
-		err, actions := f.sync()
+		actions, err := f.sync()
 		if err != nil {
 			t.Fatalf("sync: %v", err)
 		}
@@ -3375,7 +3376,7 @@ func TestSyncMonitoring(t *testing.T) {
 		live.SetAnnotations(children.WithLabels(live.GetAnnotations(), map[string]string{"note": "x"}))
 		f.monitors = []*unstructured.Unstructured{live}
 		dobj.Status = monitoredStatus(dobj, live)
-		err, actions := f.sync()
+		actions, err := f.sync()
 		if err != nil {
 			t.Fatalf("sync: %v", err)
 		}
@@ -3391,7 +3392,7 @@ func TestSyncMonitoring(t *testing.T) {
 		drifted.SetLabels(children.WithLabels(drifted.GetLabels(), map[string]string{"team": "shop"}))
 		f.monitors = []*unstructured.Unstructured{drifted}
 		dobj.Status = monitoredStatus(dobj, drifted)
-		err, actions := f.sync()
+		actions, err := f.sync()
 		if err != nil {
 			t.Fatalf("sync: %v", err)
 		}
@@ -3409,7 +3410,7 @@ func TestSyncMonitoring(t *testing.T) {
 		dobj := testobjects.NewDeployObject(testobjects.WithPodMonitor)
 		f.withLiveChildren(dobj)
 		f.monitors = []*unstructured.Unstructured{testobjects.LiveMonitor(before, children.KindServiceMonitor)}
-		err, actions := f.sync()
+		actions, err := f.sync()
 		if err != nil {
 			t.Fatalf("sync: %v", err)
 		}
@@ -3432,7 +3433,7 @@ func TestSyncMonitoring(t *testing.T) {
 		foreign.SetOwnerReferences(nil)
 		foreign.SetLabels(map[string]string{"team": "obs"})
 		f.unlistedMonitor(foreign)
-		err, actions := f.sync()
+		actions, err := f.sync()
 		var blocked *children.BlockedError
 		if !errors.As(err, &blocked) {
 			t.Fatalf("sync: %v, want a retry of the conflict", err)
@@ -3445,7 +3446,7 @@ func TestSyncMonitoring(t *testing.T) {
 		dobj := testobjects.NewDeployObject()
 		f.withLiveChildren(dobj)
 		f.monitors = []*unstructured.Unstructured{testobjects.LiveMonitor(testobjects.NewDeployObject(testobjects.WithServiceMonitor), children.KindServiceMonitor)}
-		err, actions := f.sync()
+		actions, err := f.sync()
 		if err != nil {
 			t.Fatalf("sync: %v", err)
 		}
@@ -3463,7 +3464,7 @@ func TestSyncMonitoring(t *testing.T) {
 		foreign.SetOwnerReferences(nil)
 		foreign.SetLabels(map[string]string{"team": "obs"})
 		f.unlistedMonitor(foreign)
-		err, actions := f.sync()
+		actions, err := f.sync()
 		var blocked *children.BlockedError
 		if !errors.As(err, &blocked) {
 			t.Fatalf("sync: %v, want a retry of the conflict", err)

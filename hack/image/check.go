@@ -64,8 +64,12 @@ func check(dir, dockerfile, version string) error {
 	if err := validate.Image(img); err != nil {
 		return fmt.Errorf("invalid image: %w", err)
 	}
-	if mt, err := img.MediaType(); err != nil || mt != types.OCIManifestSchema1 {
-		return fmt.Errorf("manifest media type %q (%v), want %q", mt, err, types.OCIManifestSchema1)
+	mt, err := img.MediaType()
+	if err != nil {
+		return fmt.Errorf("reading the manifest media type: %w", err)
+	}
+	if mt != types.OCIManifestSchema1 {
+		return fmt.Errorf("manifest media type %q, want %q", mt, types.OCIManifestSchema1)
 	}
 	cfg, err := img.ConfigFile()
 	if err != nil {

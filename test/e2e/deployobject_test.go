@@ -156,8 +156,8 @@ func TestCRDAppliesClientSide(t *testing.T) {
 
 func TestCreateReconcilesToReady(t *testing.T) {
 	ns := newNamespace(t)
-	d := create(t, newDO(ns, "web"))
-	d = waitReady(t, ns, "web")
+	create(t, newDO(ns, "web"))
+	d := waitReady(t, ns, "web")
 
 	dep := getDeployment(t, ns, "web")
 	svc := getService(t, ns, "web")

@@ -178,7 +178,7 @@ func TestCrashWhileCreating(t *testing.T) {
 		default:
 		}
 	}
-	defer p.stop(syscall.SIGTERM, 30*time.Second)
+	defer p.stopLogged(t, syscall.SIGTERM, 30*time.Second)
 	start := time.Now()
 	waitAllReady(t, ns, n, 5*timeout)
 	converged := time.Since(start)
@@ -660,7 +660,7 @@ func TestAPIServerOutageWithLeaderElection(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer p.stop(syscall.SIGKILL, 5*time.Second)
+	defer p.stopLogged(t, syscall.SIGKILL, 5*time.Second)
 	waitLeader(t, p)
 	down, created, restart := apiServerOutage(t, ns, "o", n)
 	select {
@@ -692,7 +692,7 @@ func TestAPIServerOutageWithLeaderElection(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer p.stop(syscall.SIGKILL, 5*time.Second)
+	defer p.stopLogged(t, syscall.SIGKILL, 5*time.Second)
 	time.Sleep(30*time.Second - time.Since(down))
 	restart()
 	back := time.Now()

@@ -16,8 +16,9 @@ import (
 	"testing"
 	"time"
 
-	"deployobject.dev/controller/pkg/children"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"deployobject.dev/controller/pkg/children"
 )
 
 const (
@@ -229,13 +230,13 @@ func TestLeaderElectionHandover(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer a.stop(syscall.SIGKILL, 5*time.Second)
+	defer a.stopLogged(t, syscall.SIGKILL, 5*time.Second)
 	waitLeader(t, a)
 	b, err := startController("leader-b", args...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer b.stop(syscall.SIGKILL, 5*time.Second)
+	defer b.stopLogged(t, syscall.SIGKILL, 5*time.Second)
 	consistently(t, 3*time.Second, "the second replica waits", func() (bool, string, error) {
 		v, err := b.metric("deployobject_controller_leader")
 		return v == 0, fmt.Sprint(v), err
@@ -258,7 +259,7 @@ func TestLeaderElectionHandover(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer c.stop(syscall.SIGKILL, 5*time.Second)
+	defer c.stopLogged(t, syscall.SIGKILL, 5*time.Second)
 	start = time.Now()
 	if err := b.stop(syscall.SIGTERM, 30*time.Second); err != nil {
 		t.Errorf("SIGTERM: the leader did not exit cleanly: %v", err)
@@ -349,7 +350,7 @@ func TestShutdownUnderBacklog(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer p.stop(syscall.SIGKILL, 5*time.Second)
+	defer p.stopLogged(t, syscall.SIGKILL, 5*time.Second)
 	eventually(t, timeout, "the first syncs", func() (bool, string, error) {
 		v, err := p.metric("deployobject_reconcile_total")
 		return v >= 5, fmt.Sprint(v), err
