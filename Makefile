@@ -22,7 +22,7 @@ generate: ## Regenerate clients, deepcopy and the CRD after changing pkg/apis.
 	hack/update-codegen.sh
 
 .PHONY: verify
-verify: ## Check that generated code is fresh, code is gofmt-ed and go vet passes.
+verify: lint ## Check that generated code is fresh, code is gofmt-ed, go vet and golangci-lint pass.
 	hack/verify-codegen.sh
 	@out=$$(gofmt -l $(GOFILES)); if [[ -n "$$out" ]]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	go vet ./...
@@ -31,6 +31,10 @@ verify: ## Check that generated code is fresh, code is gofmt-ed and go vet passe
 	cd test/monitoring && go vet ./...
 	cd hack/image && go vet ./...
 	cd test/bench/peer && go vet ./...
+
+.PHONY: lint
+lint: ## Run golangci-lint (.golangci.yml) on every module; built once per version into ~/.cache/deployobject-controller.
+	hack/golangci-lint.sh
 
 .PHONY: test-unit
 test-unit: ## Unit tests, with the race detector; the benchmark's peer (module test/bench/peer) without it.
