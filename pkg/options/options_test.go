@@ -2,6 +2,8 @@ package options
 
 import (
 	"bytes"
+	"flag"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -117,5 +119,53 @@ func TestPrintUsage(t *testing.T) {
 	}
 	if strings.Count(narrow.String(), "\n") <= strings.Count(wide.String(), "\n") {
 		t.Error("--help for 80 columns has no more lines than unwrapped")
+	}
+}
+
+var update = flag.Bool("update", false, "rewrite the flags in docs/operating.md from --help")
+
+// TestFlagsInOperatingDocs: docs/operating.md shows --help as a terminal 100
+// columns wide shows it, from the first section on, so that the manual
+// cannot drift from the flags. -update rewrites it.
+func TestFlagsInOperatingDocs(t *testing.T) {
+	const path = "../../docs/operating.md"
+	_, fss, err := Parse(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var help bytes.Buffer
+	PrintUsage(&help, fss, 100)
+	sections := help.String()[strings.Index(help.String(), "Generic flags:"):]
+	var want strings.Builder
+	// The lines of flag names are padded out to the width; the manual has
+	// no trailing spaces.
+	for line := range strings.Lines(sections) {
+		want.WriteString(strings.TrimRight(line, " \n") + "\n")
+	}
+
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(data)
+	const open = "```text\nGeneric flags:\n"
+	start := strings.Index(doc, open)
+	if start < 0 {
+		t.Fatalf("%s has no block starting %q", path, open)
+	}
+	start += len("```text\n")
+	end := strings.Index(doc[start:], "```\n")
+	if end < 0 {
+		t.Fatalf("%s: the flags block does not end", path)
+	}
+	end += start
+	if got := doc[start:end]; got != want.String() {
+		if *update {
+			if err := os.WriteFile(path, []byte(doc[:start]+want.String()+doc[end:]), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			return
+		}
+		t.Errorf("the flags in %s differ from --help; run go test ./pkg/options -run TestFlagsInOperatingDocs -update. Want:\n%s", path, want.String())
 	}
 }
