@@ -42,7 +42,7 @@ generate: ## Regenerate clients, deepcopy and the CRD after changing pkg/apis, a
 	hack/update-codegen.sh
 
 .PHONY: verify
-verify: ## Check that generated code is fresh, code is gofmt-ed, go vet passes, and the Helm chart lints and matches deploy/.
+verify: lint ## Check that generated code is fresh, code is gofmt-ed, go vet and golangci-lint pass, and the Helm chart lints and matches deploy/.
 	hack/verify-codegen.sh
 	@out=$$(gofmt -l $(GOFILES)); if [[ -n "$$out" ]]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	go vet ./...
@@ -53,6 +53,10 @@ verify: ## Check that generated code is fresh, code is gofmt-ed, go vet passes, 
 	cd test/bench/peer && go vet ./...
 	cd hack/release && go vet ./...
 	$(MAKE) --no-print-directory test-chart
+
+.PHONY: lint
+lint: ## Run golangci-lint (.golangci.yml) on every module; built once per version into ~/.cache/deployobject-controller.
+	hack/golangci-lint.sh
 
 .PHONY: test-unit
 test-unit: ## Unit tests, with the race detector; the benchmark's peer (module test/bench/peer) without it.

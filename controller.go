@@ -25,7 +25,7 @@ import (
 	coreinformers "k8s.io/client-go/informers/core/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
-	"k8s.io/client-go/tools/record"
+	"k8s.io/client-go/tools/events"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
@@ -77,7 +77,7 @@ type Controller struct {
 	cacheSyncTimeout time.Duration
 
 	queue    workqueue.TypedRateLimitingInterface[cache.ObjectName]
-	recorder record.EventRecorder
+	recorder events.EventRecorderLogger
 	metrics  *metrics.ReconcileMetrics
 	// written holds status writes the DeployObject cache has not shown yet.
 	written *status.WrittenStatuses
@@ -118,7 +118,7 @@ func NewController(
 	inf caches.Informers,
 	gateway *caches.GatewayRoutes,
 	monitors *caches.Monitors,
-	recorder record.EventRecorder,
+	recorder events.EventRecorderLogger,
 	metrics *metrics.ReconcileMetrics,
 ) (*Controller, error) {
 	// A ServiceAccount the spec stopped naming, and the ConfigMaps of
@@ -505,6 +505,11 @@ func ownerName(obj metav1.Object) *cache.ObjectName {
 // someone else's change; Warning events carry the Ready condition's reason.
 const eventDriftCorrected = "DriftCorrected"
 
+// eventAction is the action of every event: the one thing the controller
+// does to a DeployObject is bring its children in line. What came of it is
+// the reason, and which children the note.
+const eventAction = "Reconcile"
+
 // syncHandler brings the children of one DeployObject in line with its spec
 // and writes its status. It reads only from the informer caches and is the one
 // place where the controller writes to the cluster. A nil error means done; an
@@ -556,7 +561,7 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) erro
 		// The children were in line with this generation before, so someone
 		// else changed them. Creating children and rolling out a new spec
 		// are told by the Ready condition and cost no event.
-		c.recorder.Event(dobj, corev1.EventTypeNormal, eventDriftCorrected, strings.Join(actions, "; "))
+		c.recorder.WithLogger(logger).Eventf(dobj, nil, corev1.EventTypeNormal, eventDriftCorrected, eventAction, "%s", children.BoundNote(strings.Join(actions, "; ")))
 	}
 
 	newStatus := status.Compute(dobj, out, c.now())
@@ -567,7 +572,7 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) erro
 	// One Warning per new problem: later retries of the same problem find
 	// it already reported.
 	for _, p := range status.NewProblems(dobj.Status.Conditions, out.Problems) {
-		c.recorder.Event(dobj, corev1.EventTypeWarning, p.Reason, children.BoundMessage(p.Message))
+		c.recorder.WithLogger(logger).Eventf(dobj, nil, corev1.EventTypeWarning, p.Reason, eventAction, "%s", children.BoundNote(p.Message))
 	}
 	if !status.Equal(dobj.Status, newStatus) {
 		if wait := c.progress.Wait(key, dobj.Status, newStatus); wait > 0 {

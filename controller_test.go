@@ -23,6 +23,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -37,6 +38,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/diff"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/apimachinery/pkg/util/wait"
 	dynamicfake "k8s.io/client-go/dynamic/fake"
 	kubeinformers "k8s.io/client-go/informers"
 	coreinformers "k8s.io/client-go/informers/core/v1"
@@ -45,7 +47,7 @@ import (
 	"k8s.io/client-go/rest"
 	core "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/cache"
-	"k8s.io/client-go/tools/record"
+	"k8s.io/client-go/tools/events"
 	logsapi "k8s.io/component-base/logs/api/v1"
 	logsjson "k8s.io/component-base/logs/json"
 	"k8s.io/klog/v2"
@@ -114,7 +116,7 @@ type fixture struct {
 	kubeClient    *k8sfake.Clientset
 	gatewayClient *gatewayfake.Clientset
 	dynamicClient *dynamicfake.FakeDynamicClient
-	recorder      *record.FakeRecorder
+	recorder      *events.FakeRecorder
 	// dobjIndexer and deployIndexer are the DeployObject and Deployment
 	// caches of the last newController.
 	dobjIndexer, deployIndexer cache.Indexer
@@ -215,7 +217,7 @@ func (f *fixture) newController(ctx context.Context) *Controller {
 		monitors.ServiceMonitorLister = cache.NewGenericLister(byKind[children.KindServiceMonitor], children.ServiceMonitorResource.GroupResource())
 		monitors.PodMonitorLister = cache.NewGenericLister(byKind[children.KindPodMonitor], children.PodMonitorResource.GroupResource())
 	}
-	f.recorder = record.NewFakeRecorder(10)
+	f.recorder = events.NewFakeRecorder(10)
 
 	factory := informers.NewSharedInformerFactory(f.client, 0)
 	kubeFactory := kubeinformers.NewSharedInformerFactory(f.kubeClient, 0)
@@ -290,14 +292,15 @@ func mustAdd(t *testing.T, indexer cache.Indexer, obj any) {
 	}
 }
 
-// sync runs one sync of testobjects.TestKey and returns its error and the write actions
-// both clients saw (reads by the informers are not part of what is tested).
-func (f *fixture) sync() (error, []core.Action) {
+// sync runs one sync of testobjects.TestKey and returns the write actions
+// the clients saw (reads by the informers are not part of what is tested)
+// and its error.
+func (f *fixture) sync() ([]core.Action, error) {
 	f.t.Helper()
 	_, ctx := ktesting.NewTestContext(f.t)
 	c := f.newController(ctx)
 	err := c.syncHandler(ctx, testobjects.TestKey)
-	return err, writes(f.kubeClient.Actions(), f.client.Actions(), f.gatewayClient.Actions(), f.dynamicClient.Actions())
+	return writes(f.kubeClient.Actions(), f.client.Actions(), f.gatewayClient.Actions(), f.dynamicClient.Actions()), err
 }
 
 func writes(lists ...[]core.Action) []core.Action {
@@ -363,7 +366,7 @@ func statusOf(t *testing.T, a core.Action) appv1.DeployObjectStatus {
 	return status.Status
 }
 
-func events(r *record.FakeRecorder) []string {
+func recorded(r *events.FakeRecorder) []string {
 	var out []string
 	for {
 		select {
@@ -378,7 +381,7 @@ func events(r *record.FakeRecorder) []string {
 func TestSyncCreatesChildren(t *testing.T) {
 	f := newFixture(t)
 	f.dobjs = []*appv1.DeployObject{testobjects.NewDeployObject()}
-	err, actions := f.sync()
+	actions, err := f.sync()
 	if err != nil {
 		t.Fatalf("sync: %v", err)
 	}
@@ -397,7 +400,7 @@ func TestSyncCreatesChildren(t *testing.T) {
 	if ready.Status != metav1.ConditionFalse || ready.Reason != appv1.ReasonProgressing {
 		t.Errorf("Ready = %s/%s, want False/Progressing", ready.Status, ready.Reason)
 	}
-	if ev := events(f.recorder); len(ev) != 0 {
+	if ev := recorded(f.recorder); len(ev) != 0 {
 		t.Errorf("events = %q, want none: creation is told by the Ready condition", ev)
 	}
 }
@@ -440,12 +443,12 @@ func TestSyncNoopWhenInSync(t *testing.T) {
 				}
 				f.services = []*corev1.Service{s}
 			}
-			err, actions := f.sync()
+			actions, err := f.sync()
 			if err != nil {
 				t.Fatalf("sync: %v", err)
 			}
 			expectActions(t, actions)
-			if ev := events(f.recorder); len(ev) != 0 {
+			if ev := recorded(f.recorder); len(ev) != 0 {
 				t.Errorf("events = %q, want none", ev)
 			}
 		})
@@ -497,7 +500,7 @@ func TestSyncCorrectsDeploymentDrift(t *testing.T) {
 			if ready := readyOf(t, actions[2]); ready.Reason != appv1.ReasonProgressing {
 				t.Errorf("Ready reason after a drift fix = %s, want Progressing until the Deployment controller catches up", ready.Reason)
 			}
-			if ev := events(f.recorder); len(ev) != 1 || !strings.HasPrefix(ev[0], "Normal DriftCorrected updated Deployment web") {
+			if ev := recorded(f.recorder); len(ev) != 1 || !strings.HasPrefix(ev[0], "Normal DriftCorrected updated Deployment web") {
 				t.Errorf("events = %q, want one Normal DriftCorrected", ev)
 			}
 			if sent := appliedDeployment(t, actions[1]); sent.ResourceVersion != live.ResourceVersion {
@@ -555,7 +558,7 @@ func TestSyncRemembersWhatAdmissionMade(t *testing.T) {
 	for _, a := range deploymentActions() {
 		t.Errorf("the Deployment admission changed was written again: %s", a.GetVerb())
 	}
-	if ev := events(f.recorder); len(ev) != 0 {
+	if ev := recorded(f.recorder); len(ev) != 0 {
 		t.Errorf("events = %q, want none", ev)
 	}
 
@@ -632,7 +635,7 @@ func TestSyncRepairsKeyedListEdits(t *testing.T) {
 					t.Errorf("Ready = %s %q, want %s", ready.Reason, ready.Message, tc.reason)
 				}
 			}
-			if ev := events(f.recorder); len(ev) != 1 || !strings.HasPrefix(ev[0], tc.events) {
+			if ev := recorded(f.recorder); len(ev) != 1 || !strings.HasPrefix(ev[0], tc.events) {
 				t.Errorf("events = %q, want one %s", ev, tc.events)
 			}
 		})
@@ -661,7 +664,7 @@ func TestSyncCorrectsServiceDrift(t *testing.T) {
 			f.dobjs = []*appv1.DeployObject{dobj}
 			f.deployments = []*appsv1.Deployment{testobjects.LiveDeployment(dobj)}
 			f.services = []*corev1.Service{live}
-			err, actions := f.sync()
+			actions, err := f.sync()
 			if err != nil {
 				t.Fatalf("sync: %v", err)
 			}
@@ -700,12 +703,12 @@ func TestSyncSpecRolloutRecordsNoEvent(t *testing.T) {
 	f.dobjs = []*appv1.DeployObject{dobj}
 	f.deployments = []*appsv1.Deployment{live}
 	f.services = []*corev1.Service{testobjects.LiveService(dobj)}
-	err, actions := f.sync()
+	actions, err := f.sync()
 	if err != nil {
 		t.Fatalf("sync: %v", err)
 	}
 	expectActions(t, actions, "get deployments", "patch deployments", "patch deployobjects/status")
-	if ev := events(f.recorder); len(ev) != 0 {
+	if ev := recorded(f.recorder); len(ev) != 0 {
 		t.Errorf("events = %q, want none: a spec rollout is told by the Ready condition", ev)
 	}
 }
@@ -731,7 +734,7 @@ func TestSyncPreservesForeignFields(t *testing.T) {
 	f.deployments = []*appsv1.Deployment{liveD}
 	f.services = []*corev1.Service{liveS}
 
-	err, actions := f.sync()
+	actions, err := f.sync()
 	if err != nil {
 		t.Fatalf("sync: %v", err)
 	}
@@ -824,7 +827,7 @@ func TestSyncConflictWithUnownedObject(t *testing.T) {
 			dobj := testobjects.NewDeployObject(tc.asks...)
 			f.dobjs = []*appv1.DeployObject{dobj}
 			tc.set(f, dobj)
-			err, actions := f.sync()
+			actions, err := f.sync()
 			var blocked *children.BlockedError
 			if !errors.As(err, &blocked) || blocked.Problems[0].Reason != appv1.ReasonResourceConflict {
 				t.Fatalf("sync error = %v, want a resource conflict so the key is retried with backoff", err)
@@ -833,7 +836,7 @@ func TestSyncConflictWithUnownedObject(t *testing.T) {
 			if ready := readyOf(t, actions[len(actions)-1]); ready.Status != metav1.ConditionFalse || ready.Reason != appv1.ReasonResourceConflict {
 				t.Errorf("Ready = %s/%s, want False/ResourceConflict", ready.Status, ready.Reason)
 			}
-			if ev := events(f.recorder); len(ev) != 1 || !strings.HasPrefix(ev[0], "Warning ResourceConflict") {
+			if ev := recorded(f.recorder); len(ev) != 1 || !strings.HasPrefix(ev[0], "Warning ResourceConflict") {
 				t.Errorf("events = %q, want one Warning ResourceConflict", ev)
 			}
 			if tc.condType == "" {
@@ -857,7 +860,7 @@ func TestSyncWaitsForThePredecessorsChildren(t *testing.T) {
 	f.deployments = []*appsv1.Deployment{testobjects.LiveDeployment(old)}
 	f.services = []*corev1.Service{testobjects.LiveService(old)}
 	f.dobjs = []*appv1.DeployObject{testobjects.NewDeployObject()}
-	err, actions := f.sync()
+	actions, err := f.sync()
 	if !children.IsExpectedRetry(err) {
 		t.Fatalf("sync: %v, want a retry: the garbage collector will remove them", err)
 	}
@@ -869,7 +872,7 @@ func TestSyncWaitsForThePredecessorsChildren(t *testing.T) {
 	if c := conditionOf(t, actions[0], appv1.ConditionStalled); c != nil {
 		t.Errorf("Stalled = %+v, want none: nobody has to act", c)
 	}
-	if ev := events(f.recorder); len(ev) != 0 {
+	if ev := recorded(f.recorder); len(ev) != 0 {
 		t.Errorf("events = %q, want none", ev)
 	}
 }
@@ -885,12 +888,12 @@ func TestSyncConflictReportedOnce(t *testing.T) {
 	f.dobjs = []*appv1.DeployObject{dobj}
 	f.deployments = []*appsv1.Deployment{d}
 	f.services = []*corev1.Service{testobjects.LiveService(dobj)}
-	err, actions := f.sync()
+	actions, err := f.sync()
 	if err == nil {
 		t.Fatal("want the conflict retried")
 	}
 	expectActions(t, actions)
-	if ev := events(f.recorder); len(ev) != 0 {
+	if ev := recorded(f.recorder); len(ev) != 0 {
 		t.Errorf("events = %q, want none for a conflict already reported", ev)
 	}
 }
@@ -904,7 +907,7 @@ func TestSyncDeletesServiceWhenPortsRemoved(t *testing.T) {
 	live.Spec.Template.Spec.Containers[0].Ports = nil
 	f.deployments = []*appsv1.Deployment{live}
 	f.services = []*corev1.Service{testobjects.LiveService(withPorts)}
-	err, actions := f.sync()
+	actions, err := f.sync()
 	if err != nil {
 		t.Fatalf("sync: %v", err)
 	}
@@ -923,7 +926,7 @@ func TestSyncLeavesForeignServiceWhenNoPorts(t *testing.T) {
 	f.dobjs = []*appv1.DeployObject{dobj}
 	f.deployments = []*appsv1.Deployment{testobjects.LiveDeployment(dobj)}
 	f.services = []*corev1.Service{s}
-	err, actions := f.sync()
+	actions, err := f.sync()
 	if err != nil {
 		t.Fatalf("sync: %v", err)
 	}
@@ -958,7 +961,7 @@ func TestSyncStatusThroughRollout(t *testing.T) {
 			f.dobjs = []*appv1.DeployObject{dobj}
 			f.deployments = []*appsv1.Deployment{d}
 			f.services = []*corev1.Service{testobjects.LiveService(dobj)}
-			err, actions := f.sync()
+			actions, err := f.sync()
 			if err != nil {
 				t.Fatalf("sync: %v", err)
 			}
@@ -1007,8 +1010,66 @@ func TestSyncInvalidSpecIsNotRetried(t *testing.T) {
 	if ready := readyOf(t, acts[2]); ready.Reason != appv1.ReasonInvalidSpec {
 		t.Errorf("Ready reason = %s, want InvalidSpec", ready.Reason)
 	}
-	if ev := events(f.recorder); len(ev) != 1 || !strings.HasPrefix(ev[0], "Warning InvalidSpec") {
+	if ev := recorded(f.recorder); len(ev) != 1 || !strings.HasPrefix(ev[0], "Warning InvalidSpec") {
 		t.Errorf("events = %q, want one Warning InvalidSpec", ev)
+	}
+}
+
+// TestEventsGoThroughEventsV1: the recorder main starts sends a Warning
+// through events.k8s.io/v1, about the DeployObject, with the controller as
+// reporting controller and this host as its instance, and a note cut to the
+// 1024 bytes that API accepts: a longer one would be refused and lost.
+func TestEventsGoThroughEventsV1(t *testing.T) {
+	f := newFixture(t)
+	dobj := testobjects.NewDeployObject()
+	f.dobjs = []*appv1.DeployObject{dobj}
+	_, ctx := ktesting.NewTestContext(t)
+	c := f.newController(ctx)
+	recorder, stop, err := startEvents(ctx, f.kubeClient)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	c.recorder = recorder
+	f.kubeClient.PrependReactor("create", "deployments", func(core.Action) (bool, runtime.Object, error) {
+		return true, nil, apierrors.NewInvalid(schema.GroupKind{Group: "apps", Kind: "Deployment"}, "web",
+			field.ErrorList{field.Invalid(field.NewPath("spec", "template", "metadata", "annotations"), strings.Repeat("x", 2000), "too long")})
+	})
+	if err := c.syncHandler(ctx, testobjects.TestKey); err != nil {
+		t.Fatalf("sync: %v", err)
+	}
+
+	var sent []eventsv1.Event
+	if err := wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, 10*time.Second, true, func(ctx context.Context) (bool, error) {
+		list, err := f.kubeClient.EventsV1().Events(dobj.Namespace).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false, err
+		}
+		sent = list.Items
+		return len(sent) > 0, nil
+	}); err != nil {
+		t.Fatalf("no event reached events.k8s.io/v1: %v", err)
+	}
+	hostname, err := os.Hostname()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sent) != 1 {
+		t.Fatalf("%d events, want 1", len(sent))
+	}
+	e := sent[0]
+	wantRegarding := corev1.ObjectReference{Kind: "DeployObject", APIVersion: "app.deployobject.dev/v1", Namespace: dobj.Namespace, Name: dobj.Name, UID: dobj.UID, ResourceVersion: dobj.ResourceVersion}
+	if e.Regarding != wantRegarding || e.Related != nil {
+		t.Errorf("regarding %+v, related %+v; want %+v and none", e.Regarding, e.Related, wantRegarding)
+	}
+	if e.Type != corev1.EventTypeWarning || e.Reason != appv1.ReasonInvalidSpec || e.Action != "Reconcile" ||
+		e.ReportingController != "deployobject-controller" || e.ReportingInstance != "deployobject-controller-"+hostname ||
+		e.EventTime.IsZero() || e.Series != nil {
+		t.Errorf("event %s/%s action %q by %q/%q at %v, series %v; want Warning/InvalidSpec action Reconcile by deployobject-controller/deployobject-controller-%s, timed, no series",
+			e.Type, e.Reason, e.Action, e.ReportingController, e.ReportingInstance, e.EventTime, e.Series, hostname)
+	}
+	if len(e.Note) > 1024 || !strings.HasPrefix(e.Note, "the API server rejected a child built from the spec: ") || !strings.HasSuffix(e.Note, " [truncated]") {
+		t.Errorf("note of %d bytes %q, want the problem cut to at most 1024 bytes", len(e.Note), e.Note)
 	}
 }
 
@@ -1037,7 +1098,7 @@ func TestSyncRestrictedProfileIsABoundary(t *testing.T) {
 			}
 			privileged(dobj)
 			f.dobjs = []*appv1.DeployObject{dobj}
-			err, actions := f.sync()
+			actions, err := f.sync()
 			if err != nil {
 				t.Fatalf("sync: %v", err)
 			}
@@ -1046,7 +1107,7 @@ func TestSyncRestrictedProfileIsABoundary(t *testing.T) {
 			if ready.Reason != appv1.ReasonPodSecurityViolation || !strings.Contains(ready.Message, `container "proxy" must not set securityContext.privileged=true`) {
 				t.Errorf("Ready = %s %q, want PodSecurityViolation naming the sidecar's securityContext.privileged", ready.Reason, ready.Message)
 			}
-			if ev := events(f.recorder); len(ev) != 1 || !strings.HasPrefix(ev[0], "Warning PodSecurityViolation") {
+			if ev := recorded(f.recorder); len(ev) != 1 || !strings.HasPrefix(ev[0], "Warning PodSecurityViolation") {
 				t.Errorf("events = %q, want one Warning PodSecurityViolation", ev)
 			}
 		})
@@ -1082,7 +1143,7 @@ func TestSyncTransientErrorRequeues(t *testing.T) {
 			// A transient failure says nothing about the DeployObject: its
 			// status is not touched and no event is recorded.
 			expectActions(t, writes(f.kubeClient.Actions(), f.client.Actions()), "get deployments", "patch deployments")
-			if ev := events(f.recorder); len(ev) != 0 {
+			if ev := recorded(f.recorder); len(ev) != 0 {
 				t.Errorf("events = %q, want none", ev)
 			}
 		})
@@ -1112,7 +1173,7 @@ func TestSyncDeployObjectBeingDeleted(t *testing.T) {
 	dobj.DeletionTimestamp = &testobjects.FixedNow
 	dobj.Finalizers = []string{"example.com/hold"}
 	f.dobjs = []*appv1.DeployObject{dobj}
-	err, actions := f.sync()
+	actions, err := f.sync()
 	if err != nil {
 		t.Fatalf("sync: %v", err)
 	}
@@ -1121,7 +1182,7 @@ func TestSyncDeployObjectBeingDeleted(t *testing.T) {
 
 func TestSyncDeletedDeployObject(t *testing.T) {
 	f := newFixture(t)
-	err, actions := f.sync()
+	actions, err := f.sync()
 	if err != nil {
 		t.Fatalf("sync: %v", err)
 	}
@@ -1346,7 +1407,7 @@ func TestSyncBlockedChildrenAreReported(t *testing.T) {
 			if n := c.queue.NumRequeues(testobjects.TestKey); (n == 1) != tc.retried {
 				t.Errorf("requeues = %d, want retried with backoff: %v", n, tc.retried)
 			}
-			if ev := events(f.recorder); len(ev) != tc.events || !strings.HasPrefix(ev[0], "Warning "+tc.reason) {
+			if ev := recorded(f.recorder); len(ev) != tc.events || !strings.HasPrefix(ev[0], "Warning "+tc.reason) {
 				t.Errorf("events = %q, want %d Warning, the first %s", ev, tc.events, tc.reason)
 			}
 		})
@@ -1368,7 +1429,7 @@ func TestSyncBlockedChildReportedOnce(t *testing.T) {
 		t.Errorf("sync error = %v, want a blocked retry", err)
 	}
 	expectActions(t, writes(f.kubeClient.Actions(), f.client.Actions()), "create services")
-	if ev := events(f.recorder); len(ev) != 0 {
+	if ev := recorded(f.recorder); len(ev) != 0 {
 		t.Errorf("events = %q, want none for a problem already reported", ev)
 	}
 }
@@ -1393,7 +1454,7 @@ func TestSyncLongRejectionKeepsStatusValid(t *testing.T) {
 func TestSyncStatusIsConditionalOnTheCachedVersion(t *testing.T) {
 	f := newFixture(t)
 	f.dobjs = []*appv1.DeployObject{testobjects.NewDeployObject()}
-	err, actions := f.sync()
+	actions, err := f.sync()
 	if err != nil {
 		t.Fatalf("sync: %v", err)
 	}
@@ -1414,7 +1475,7 @@ func TestSyncAdoptsOrphans(t *testing.T) {
 	f.dobjs = []*appv1.DeployObject{dobj}
 	f.deployments = []*appsv1.Deployment{d}
 	f.services = []*corev1.Service{s}
-	err, actions := f.sync()
+	actions, err := f.sync()
 	if err != nil {
 		t.Fatalf("sync: %v", err)
 	}
@@ -1466,7 +1527,7 @@ func TestSyncAdoptedDeploymentIsJudgedByItsHash(t *testing.T) {
 			f.dobjs = []*appv1.DeployObject{dobj}
 			f.deployments = []*appsv1.Deployment{d}
 			f.services = []*corev1.Service{s}
-			err, actions := f.sync()
+			actions, err := f.sync()
 			if err != nil {
 				t.Fatalf("sync: %v", err)
 			}
@@ -1773,7 +1834,7 @@ func TestSyncConfigChanges(t *testing.T) {
 			if tc.after != nil {
 				f.configMaps = []*corev1.ConfigMap{tc.after}
 			}
-			err, actions := f.sync()
+			actions, err := f.sync()
 			if err != nil {
 				t.Fatalf("sync: %v", err)
 			}
@@ -1790,7 +1851,7 @@ func TestSyncConfigChanges(t *testing.T) {
 				if stalled := conditionOf(t, last, appv1.ConditionStalled); stalled == nil || stalled.Reason != appv1.ReasonConfigMissing {
 					t.Errorf("Stalled = %+v, want True with ConfigMissing: someone has to create the object", stalled)
 				}
-				if ev := events(f.recorder); len(ev) != 1 || !strings.HasPrefix(ev[0], "Warning ConfigMissing") {
+				if ev := recorded(f.recorder); len(ev) != 1 || !strings.HasPrefix(ev[0], "Warning ConfigMissing") {
 					t.Errorf("events = %q, want one Warning ConfigMissing", ev)
 				}
 				if got := statusOf(t, last).ConfigHash; got != oldHash {
@@ -1805,7 +1866,7 @@ func TestSyncConfigChanges(t *testing.T) {
 			if got := statusOf(t, last).ConfigHash; got != newHash {
 				t.Errorf("status.configHash = %q, want %q", got, newHash)
 			}
-			if ev := events(f.recorder); len(ev) != 0 {
+			if ev := recorded(f.recorder); len(ev) != 0 {
 				t.Errorf("events = %q, want none: a configuration rollout is no drift", ev)
 			}
 		})
@@ -1818,7 +1879,7 @@ func TestSyncConfigMissingCreatesNoDeployment(t *testing.T) {
 	f := newFixture(t)
 	f.dobjs = []*appv1.DeployObject{usingConfig()}
 	f.trackConfig = true
-	err, actions := f.sync()
+	actions, err := f.sync()
 	if err != nil {
 		t.Fatalf("sync: %v", err)
 	}
@@ -2160,7 +2221,7 @@ func TestSyncCreatesOptionalChildren(t *testing.T) {
 	f := newFixture(t)
 	dobj := testobjects.NewDeployObject(testobjects.WithBudget, testobjects.WithAutoscaling)
 	f.dobjs = []*appv1.DeployObject{dobj}
-	err, actions := f.sync()
+	actions, err := f.sync()
 	if err != nil {
 		t.Fatalf("sync: %v", err)
 	}
@@ -2201,7 +2262,7 @@ func TestSyncCorrectsOptionalChildDrift(t *testing.T) {
 			dobj := testobjects.NewDeployObject(testobjects.WithBudget, testobjects.WithAutoscaling)
 			f.withLiveChildren(dobj)
 			tc.drift(f)
-			err, actions := f.sync()
+			actions, err := f.sync()
 			if err != nil {
 				t.Fatalf("sync: %v", err)
 			}
@@ -2216,7 +2277,7 @@ func TestSyncCorrectsOptionalChildDrift(t *testing.T) {
 					t.Errorf("updated HorizontalPodAutoscaler still drifts or lost its identity: %+v", got)
 				}
 			}
-			if ev := events(f.recorder); len(ev) != 1 || !strings.HasPrefix(ev[0], "Normal DriftCorrected updated") {
+			if ev := recorded(f.recorder); len(ev) != 1 || !strings.HasPrefix(ev[0], "Normal DriftCorrected updated") {
 				t.Errorf("events = %q, want one Normal DriftCorrected", ev)
 			}
 		})
@@ -2232,7 +2293,7 @@ func TestSyncDeletesOptionalChildrenWhenRemoved(t *testing.T) {
 	dobj.Generation = 3
 	dobj.Spec.DisruptionBudget, dobj.Spec.Autoscaling = nil, nil
 	f.dobjs = []*appv1.DeployObject{dobj}
-	err, actions := f.sync()
+	actions, err := f.sync()
 	if err != nil {
 		t.Fatalf("sync: %v", err)
 	}
@@ -2249,7 +2310,7 @@ func TestSyncDeletesOptionalChildrenWhenRemoved(t *testing.T) {
 			t.Errorf("condition %s still reported after its child was removed: %+v", ct, c)
 		}
 	}
-	if ev := events(f.recorder); len(ev) != 0 {
+	if ev := recorded(f.recorder); len(ev) != 0 {
 		t.Errorf("events = %q, want none: the removal follows a spec change", ev)
 	}
 }
@@ -2265,7 +2326,7 @@ func TestSyncLeavesForeignOptionalChildren(t *testing.T) {
 	p.OwnerReferences, h.OwnerReferences[0].UID = nil, "uid-of-another-web"
 	delete(p.Labels, children.NameLabel)
 	f.pdbs, f.hpas = []*policyv1.PodDisruptionBudget{p}, []*autoscalingv2.HorizontalPodAutoscaler{h}
-	err, actions := f.sync()
+	actions, err := f.sync()
 	if err != nil {
 		t.Fatalf("sync: %v", err)
 	}
@@ -2282,7 +2343,7 @@ func TestSyncFollowsTheAutoscaler(t *testing.T) {
 	scaled := dobj.DeepCopy()
 	scaled.Generation, scaled.Spec.Replicas = 3, ptr.To[int32](4)
 	f.dobjs = []*appv1.DeployObject{scaled}
-	err, actions := f.sync()
+	actions, err := f.sync()
 	if err != nil {
 		t.Fatalf("sync: %v", err)
 	}
@@ -2297,7 +2358,7 @@ func TestSyncHTTPRoute(t *testing.T) {
 		f := newFixture(t)
 		dobj := testobjects.NewDeployObject(testobjects.WithHTTPRoute)
 		f.dobjs = []*appv1.DeployObject{dobj}
-		err, actions := f.sync()
+		actions, err := f.sync()
 		// Not retried: watchGatewayAPI syncs it again once HTTPRoutes
 		// are served.
 		if err != nil {
@@ -2341,7 +2402,7 @@ func TestSyncHTTPRoute(t *testing.T) {
 		f.gatewayAPI = true
 		dobj := testobjects.NewDeployObject(testobjects.WithHTTPRoute)
 		f.dobjs = []*appv1.DeployObject{dobj}
-		err, actions := f.sync()
+		actions, err := f.sync()
 		if err != nil {
 			t.Fatalf("sync: %v", err)
 		}
@@ -2358,7 +2419,7 @@ func TestSyncHTTPRoute(t *testing.T) {
 		f.withLiveChildren(dobj)
 		f.httpRoutes = []*gatewayv1.HTTPRoute{testobjects.LiveHTTPRoute(dobj)}
 		dobj.Status = status.Compute(dobj, status.Outcome{Deployment: testobjects.LiveDeployment(dobj), Service: testobjects.LiveService(dobj), HTTPRoute: testobjects.LiveHTTPRoute(dobj), DeploymentHash: testobjects.MustHash(dobj)}, testobjects.Earlier)
-		err, actions := f.sync()
+		actions, err := f.sync()
 		if err != nil {
 			t.Fatalf("sync: %v", err)
 		}
@@ -2372,7 +2433,7 @@ func TestSyncHTTPRoute(t *testing.T) {
 		drifted := testobjects.LiveHTTPRoute(dobj)
 		drifted.Spec.Hostnames = append(drifted.Spec.Hostnames, "evil.example.com")
 		f.httpRoutes = []*gatewayv1.HTTPRoute{drifted}
-		err, actions := f.sync()
+		actions, err := f.sync()
 		if err != nil {
 			t.Fatalf("sync: %v", err)
 		}
@@ -2392,7 +2453,7 @@ func TestSyncHTTPSRedirect(t *testing.T) {
 		f.gatewayAPI = true
 		dobj := testobjects.NewDeployObject(testobjects.WithHTTPSRedirect)
 		f.dobjs = []*appv1.DeployObject{dobj}
-		err, actions := f.sync()
+		actions, err := f.sync()
 		if err != nil {
 			t.Fatalf("sync: %v", err)
 		}
@@ -2415,7 +2476,7 @@ func TestSyncHTTPSRedirect(t *testing.T) {
 		f.gatewayAPI = true
 		dobj := testobjects.NewDeployObject(testobjects.WithHTTPSRedirect)
 		dobj.Status = status.Compute(dobj, live(f, dobj), testobjects.Earlier)
-		err, actions := f.sync()
+		actions, err := f.sync()
 		if err != nil {
 			t.Fatalf("sync: %v", err)
 		}
@@ -2431,7 +2492,7 @@ func TestSyncHTTPSRedirect(t *testing.T) {
 		live(f, before)
 		dobj := testobjects.NewDeployObject(testobjects.WithHTTPRoute)
 		f.dobjs = []*appv1.DeployObject{dobj}
-		err, actions := f.sync()
+		actions, err := f.sync()
 		if err != nil {
 			t.Fatalf("sync: %v", err)
 		}
@@ -2452,7 +2513,7 @@ func TestSyncGRPCRoute(t *testing.T) {
 		f.gatewayAPI = true
 		dobj := testobjects.NewDeployObject(testobjects.WithGRPCRoute)
 		f.dobjs = []*appv1.DeployObject{dobj}
-		err, actions := f.sync()
+		actions, err := f.sync()
 		if err != nil {
 			t.Fatalf("sync: %v", err)
 		}
@@ -2472,7 +2533,7 @@ func TestSyncGRPCRoute(t *testing.T) {
 		f.withLiveChildren(dobj)
 		f.grpcRoutes = []*gatewayv1.GRPCRoute{testobjects.LiveGRPCRoute(dobj)}
 		dobj.Status = status.Compute(dobj, status.Outcome{Deployment: testobjects.LiveDeployment(dobj), Service: testobjects.LiveService(dobj), GRPCRoute: testobjects.LiveGRPCRoute(dobj), DeploymentHash: testobjects.MustHash(dobj)}, testobjects.Earlier)
-		err, actions := f.sync()
+		actions, err := f.sync()
 		if err != nil {
 			t.Fatalf("sync: %v", err)
 		}
@@ -2489,7 +2550,7 @@ func TestSyncGRPCRoute(t *testing.T) {
 		f.httpRoutes = []*gatewayv1.HTTPRoute{testobjects.LiveHTTPRoute(before)}
 		dobj := testobjects.NewDeployObject(testobjects.WithHTTPRoute, func(d *appv1.DeployObject) { d.Spec.Ports[0].AppProtocol = ptr.To("grpc") })
 		f.dobjs = []*appv1.DeployObject{dobj}
-		err, actions := f.sync()
+		actions, err := f.sync()
 		if err != nil {
 			t.Fatalf("sync: %v", err)
 		}
@@ -2526,7 +2587,7 @@ func TestSyncGRPCRoute(t *testing.T) {
 		f.withLiveChildren(dobj)
 		f.httpRoutes = []*gatewayv1.HTTPRoute{testobjects.LiveHTTPRoute(dobj)}
 		dobj.Status = status.Compute(dobj, status.Outcome{Deployment: testobjects.LiveDeployment(dobj), Service: testobjects.LiveService(dobj), HTTPRoute: testobjects.LiveHTTPRoute(dobj), DeploymentHash: testobjects.MustHash(dobj)}, testobjects.Earlier)
-		err, actions := f.sync()
+		actions, err := f.sync()
 		if err != nil {
 			t.Fatalf("sync: %v", err)
 		}
@@ -2595,7 +2656,7 @@ func TestSyncRouteSwitchMakesBeforeBreaking(t *testing.T) {
 					f.httpRoutes = append(f.httpRoutes, testobjects.LiveHTTPRoute(after))
 				}
 			}
-			err, actions := f.sync()
+			actions, err := f.sync()
 			if err != nil {
 				t.Fatalf("sync: %v", err)
 			}
@@ -2613,7 +2674,7 @@ func TestSyncIngress(t *testing.T) {
 		f := newFixture(t)
 		dobj := testobjects.NewDeployObject(testobjects.WithIngress)
 		f.dobjs = []*appv1.DeployObject{dobj}
-		err, actions := f.sync()
+		actions, err := f.sync()
 		if err != nil {
 			t.Fatalf("sync: %v", err)
 		}
@@ -2631,7 +2692,7 @@ func TestSyncIngress(t *testing.T) {
 		f.withLiveChildren(dobj)
 		f.ingresses = []*networkingv1.Ingress{testobjects.LiveIngress(dobj)}
 		dobj.Status = status.Compute(dobj, status.Outcome{Deployment: testobjects.LiveDeployment(dobj), Service: testobjects.LiveService(dobj), Ingress: testobjects.LiveIngress(dobj), DeploymentHash: testobjects.MustHash(dobj)}, testobjects.Earlier)
-		err, actions := f.sync()
+		actions, err := f.sync()
 		if err != nil {
 			t.Fatalf("sync: %v", err)
 		}
@@ -2644,7 +2705,7 @@ func TestSyncIngress(t *testing.T) {
 		drifted := testobjects.LiveIngress(dobj)
 		drifted.Spec.TLS = nil
 		f.ingresses = []*networkingv1.Ingress{drifted}
-		err, actions := f.sync()
+		actions, err := f.sync()
 		if err != nil {
 			t.Fatalf("sync: %v", err)
 		}
@@ -2658,7 +2719,7 @@ func TestSyncIngress(t *testing.T) {
 		dobj := testobjects.NewDeployObject()
 		f.withLiveChildren(dobj)
 		f.ingresses = []*networkingv1.Ingress{testobjects.LiveIngress(testobjects.NewDeployObject(testobjects.WithIngress))}
-		err, actions := f.sync()
+		actions, err := f.sync()
 		if err != nil {
 			t.Fatalf("sync: %v", err)
 		}
@@ -2674,7 +2735,7 @@ func TestSyncIngress(t *testing.T) {
 		foreign := testobjects.LiveIngress(dobj)
 		foreign.OwnerReferences, foreign.Labels = nil, map[string]string{"team": "other"}
 		f.unlisted = []runtime.Object{foreign}
-		err, actions := f.sync()
+		actions, err := f.sync()
 		if err == nil {
 			t.Fatal("want the conflict retried")
 		}
@@ -2690,7 +2751,7 @@ func TestSyncNetworkPolicy(t *testing.T) {
 		f := newFixture(t)
 		dobj := testobjects.NewDeployObject(testobjects.WithIngress, testobjects.WithNetworkPolicy)
 		f.dobjs = []*appv1.DeployObject{dobj}
-		err, actions := f.sync()
+		actions, err := f.sync()
 		if err != nil {
 			t.Fatalf("sync: %v", err)
 		}
@@ -2706,7 +2767,7 @@ func TestSyncNetworkPolicy(t *testing.T) {
 		f.withLiveChildren(dobj)
 		f.policies = []*networkingv1.NetworkPolicy{testobjects.LiveNetworkPolicy(dobj)}
 		dobj.Status = status.Compute(dobj, status.Outcome{Deployment: testobjects.LiveDeployment(dobj), Service: testobjects.LiveService(dobj), NetworkPolicy: testobjects.LiveNetworkPolicy(dobj), DeploymentHash: testobjects.MustHash(dobj)}, testobjects.Earlier)
-		err, actions := f.sync()
+		actions, err := f.sync()
 		if err != nil {
 			t.Fatalf("sync: %v", err)
 		}
@@ -2721,7 +2782,7 @@ func TestSyncNetworkPolicy(t *testing.T) {
 		drifted.Spec.Ingress = nil
 		drifted.Labels["audit"] = "done"
 		f.policies = []*networkingv1.NetworkPolicy{drifted}
-		err, actions := f.sync()
+		actions, err := f.sync()
 		if err != nil {
 			t.Fatalf("sync: %v", err)
 		}
@@ -2736,7 +2797,7 @@ func TestSyncNetworkPolicy(t *testing.T) {
 		dobj := testobjects.NewDeployObject()
 		f.withLiveChildren(dobj)
 		f.policies = []*networkingv1.NetworkPolicy{testobjects.LiveNetworkPolicy(testobjects.NewDeployObject(testobjects.WithNetworkPolicy))}
-		err, actions := f.sync()
+		actions, err := f.sync()
 		if err != nil {
 			t.Fatalf("sync: %v", err)
 		}
@@ -2753,7 +2814,7 @@ func TestSyncNetworkPolicy(t *testing.T) {
 		foreign := testobjects.LiveNetworkPolicy(dobj)
 		foreign.OwnerReferences, foreign.Labels = nil, map[string]string{"team": "other"}
 		f.unlisted = []runtime.Object{foreign}
-		err, actions := f.sync()
+		actions, err := f.sync()
 		if err == nil {
 			t.Fatal("want the conflict retried")
 		}
@@ -2769,7 +2830,7 @@ func TestSyncServiceAccount(t *testing.T) {
 		f := newFixture(t)
 		dobj := testobjects.NewDeployObject(testobjects.WithServiceAccount)
 		f.dobjs = []*appv1.DeployObject{dobj}
-		err, actions := f.sync()
+		actions, err := f.sync()
 		if err != nil {
 			t.Fatalf("sync: %v", err)
 		}
@@ -2786,7 +2847,7 @@ func TestSyncServiceAccount(t *testing.T) {
 		dobj := testobjects.NewDeployObject(testobjects.WithServiceAccount)
 		f.withLiveChildren(dobj)
 		dobj.Status = status.Compute(dobj, status.Outcome{Deployment: testobjects.LiveDeployment(dobj), Service: testobjects.LiveService(dobj), ServiceAccount: testobjects.LiveServiceAccount(dobj), DeploymentHash: testobjects.MustHash(dobj)}, testobjects.Earlier)
-		err, actions := f.sync()
+		actions, err := f.sync()
 		if err != nil {
 			t.Fatalf("sync: %v", err)
 		}
@@ -2800,7 +2861,7 @@ func TestSyncServiceAccount(t *testing.T) {
 		live.Annotations["kubernetes.io/enforce-mountable-secrets"] = "true"
 		live.Secrets = []corev1.ObjectReference{{Name: "web-token"}}
 		dobj.Spec.ServiceAccount.Metadata.Annotations = map[string]string{"iam.gke.io/gcp-service-account": "web@shop.iam.gserviceaccount.com"}
-		err, actions := f.sync()
+		actions, err := f.sync()
 		if err != nil {
 			t.Fatalf("sync: %v", err)
 		}
@@ -2829,7 +2890,7 @@ func TestSyncServiceAccount(t *testing.T) {
 		f.withLiveChildren(dobj)
 		f.deployments = []*appsv1.Deployment{testobjects.LiveDeployment(testobjects.NewDeployObject(testobjects.WithServiceAccount))}
 		f.accounts = append(f.accounts, old)
-		err, actions := f.sync()
+		actions, err := f.sync()
 		if err != nil {
 			t.Fatalf("sync: %v", err)
 		}
@@ -2847,7 +2908,7 @@ func TestSyncServiceAccount(t *testing.T) {
 				f.withLiveChildren(dobj)
 				f.deployments[0].Status = st
 				f.accounts = append(f.accounts, old)
-				err, actions := f.sync()
+				actions, err := f.sync()
 				if err != nil {
 					t.Fatalf("sync: %v", err)
 				}
@@ -2865,7 +2926,7 @@ func TestSyncServiceAccount(t *testing.T) {
 		f.withLiveChildren(dobj)
 		f.accounts = append(f.accounts, old)
 		dobj.Status = status.Compute(dobj, status.Outcome{Deployment: testobjects.LiveDeployment(dobj), Service: testobjects.LiveService(dobj), ServiceAccount: testobjects.LiveServiceAccount(dobj), DeploymentHash: testobjects.MustHash(dobj)}, testobjects.Earlier)
-		err, actions := f.sync()
+		actions, err := f.sync()
 		if err != nil {
 			t.Fatalf("sync: %v", err)
 		}
@@ -2881,7 +2942,7 @@ func TestSyncServiceAccount(t *testing.T) {
 		dobj.Spec.ServiceAccountName = "shared"
 		f.withLiveChildren(dobj)
 		f.accounts = []*corev1.ServiceAccount{testobjects.LiveServiceAccount(testobjects.NewDeployObject(testobjects.WithServiceAccount))}
-		err, actions := f.sync()
+		actions, err := f.sync()
 		if err != nil {
 			t.Fatalf("sync: %v", err)
 		}
@@ -2898,7 +2959,7 @@ func TestSyncServiceAccount(t *testing.T) {
 		foreign.OwnerReferences, foreign.Labels = nil, nil
 		f.accounts = []*corev1.ServiceAccount{old}
 		f.unlisted = []runtime.Object{foreign}
-		err, actions := f.sync()
+		actions, err := f.sync()
 		if err == nil {
 			t.Fatal("want the conflict retried")
 		}
@@ -2913,7 +2974,7 @@ func TestSyncServiceAccount(t *testing.T) {
 		f.withLiveChildren(dobj)
 		f.deployments = nil
 		f.accounts = append(f.accounts, old)
-		err, actions := f.sync()
+		actions, err := f.sync()
 		if err != nil {
 			t.Fatalf("sync: %v", err)
 		}
@@ -2928,7 +2989,7 @@ func TestSyncFiles(t *testing.T) {
 		dobj := testobjects.NewDeployObject(testobjects.WithFiles)
 		f.dobjs = []*appv1.DeployObject{dobj}
 		f.configMaps = []*corev1.ConfigMap{flags}
-		err, actions := f.sync()
+		actions, err := f.sync()
 		if err != nil {
 			t.Fatalf("sync: %v", err)
 		}
@@ -2943,7 +3004,7 @@ func TestSyncFiles(t *testing.T) {
 		f.withLiveChildren(dobj)
 		f.configMaps = []*corev1.ConfigMap{flags, testobjects.LiveFilesConfigMap(dobj, 0)}
 		dobj.Status = status.Compute(dobj, status.Outcome{Deployment: testobjects.LiveDeployment(dobj), Service: testobjects.LiveService(dobj), DeploymentHash: testobjects.MustHash(dobj)}, testobjects.Earlier)
-		err, actions := f.sync()
+		actions, err := f.sync()
 		if err != nil {
 			t.Fatalf("sync: %v", err)
 		}
@@ -2958,7 +3019,7 @@ func TestSyncFiles(t *testing.T) {
 		f.withLiveChildren(dobj)
 		f.deployments = []*appsv1.Deployment{testobjects.LiveDeployment(old)}
 		f.configMaps = []*corev1.ConfigMap{flags, testobjects.LiveFilesConfigMap(old, 0)}
-		err, actions := f.sync()
+		actions, err := f.sync()
 		if err != nil {
 			t.Fatalf("sync: %v", err)
 		}
@@ -2979,7 +3040,7 @@ func TestSyncFiles(t *testing.T) {
 		oldest := testobjects.LiveFilesConfigMap(older, 0)
 		f.configMaps = []*corev1.ConfigMap{flags, oldest, testobjects.LiveFilesConfigMap(old, 1), testobjects.LiveFilesConfigMap(dobj, 2)}
 		dobj.Status = status.Compute(dobj, status.Outcome{Deployment: testobjects.LiveDeployment(dobj), Service: testobjects.LiveService(dobj), DeploymentHash: testobjects.MustHash(dobj)}, testobjects.Earlier)
-		err, actions := f.sync()
+		actions, err := f.sync()
 		if err != nil {
 			t.Fatalf("sync: %v", err)
 		}
@@ -3001,7 +3062,7 @@ func TestSyncFiles(t *testing.T) {
 		foreign := testobjects.LiveFilesConfigMap(dobj, 0)
 		foreign.OwnerReferences, foreign.Labels = nil, nil
 		f.configMaps = []*corev1.ConfigMap{flags, testobjects.LiveFilesConfigMap(old, 0), foreign}
-		err, actions := f.sync()
+		actions, err := f.sync()
 		if err == nil {
 			t.Fatal("want the conflict retried")
 		}
@@ -3162,8 +3223,10 @@ func TestHelp(t *testing.T) {
 	last := -1
 	for _, want := range []string{
 		"Usage:\n  deployobject-controller [flags]",
-		"Generic flags:", "--feature-gates mapStringBool", "--kubeconfig string",
+		"Generic flags:", "--feature-gates mapStringBool",
+		"Controller flags:", "--namespace string", "--workers int",
 		"Configuration rollouts flags:", "--config-rollout-delay duration", "--max-concurrent-config-rollouts int", "--track-secrets",
+		"Client flags:", "--kube-api-qps float32", "--kubeconfig string",
 		"Leader election flags:", "--leader-elect ",
 		"Metrics flags:", "--metrics-bind-address string",
 		"Debugging flags:", "--profiling",
@@ -3179,6 +3242,25 @@ func TestHelp(t *testing.T) {
 			t.Errorf("--help shows %q out of order", want)
 		}
 		last = i
+	}
+}
+
+// TestFlagsAreLoggedAtV1: at -v=1 the controller logs every flag with its
+// value before it starts, as kube-controller-manager does; at the default
+// verbosity TestLoggingFormatJSON finds Starting first.
+func TestFlagsAreLoggedAtV1(t *testing.T) {
+	_, stderr, code := runController(t, "-v=1", "--workers=3", "--kubeconfig=/nonexistent/kubeconfig")
+	if code != 1 {
+		t.Errorf("exit code %d, want 1", code)
+	}
+	starting := strings.Index(stderr, `"Starting"`)
+	for _, want := range []string{`FLAG: --workers="3"`, `FLAG: --v="1"`, `FLAG: --kubeconfig="/nonexistent/kubeconfig"`, `FLAG: --kube-api-qps="200"`, `FLAG: --leader-elect=""`} {
+		i := strings.Index(stderr, want)
+		if i < 0 {
+			t.Errorf("the log lacks %s:\n%s", want, stderr)
+		} else if i > starting {
+			t.Errorf("%s logged after Starting", want)
+		}
 	}
 }
 
@@ -3234,7 +3316,7 @@ func TestSyncMonitoring(t *testing.T) {
 		f := newFixture(t)
 		dobj := testobjects.NewDeployObject(testobjects.WithServiceMonitor)
 		f.withLiveChildren(dobj)
-		err, actions := f.sync()
+		actions, err := f.sync()
 		// Not retried: watchMonitoring syncs it again once monitors are
 		// served.
 		if err != nil {
@@ -3253,7 +3335,7 @@ func TestSyncMonitoring(t *testing.T) {
 		f.monitoring = true
 		dobj := testobjects.NewDeployObject(testobjects.WithServiceMonitor)
 		f.withLiveChildren(dobj)
-		err, actions := f.sync()
+		actions, err := f.sync()
 		if err != nil {
 			t.Fatalf("sync: %v", err)
 		}
@@ -3294,7 +3376,7 @@ func TestSyncMonitoring(t *testing.T) {
 		live.SetAnnotations(children.WithLabels(live.GetAnnotations(), map[string]string{"note": "x"}))
 		f.monitors = []*unstructured.Unstructured{live}
 		dobj.Status = monitoredStatus(dobj, live)
-		err, actions := f.sync()
+		actions, err := f.sync()
 		if err != nil {
 			t.Fatalf("sync: %v", err)
 		}
@@ -3310,7 +3392,7 @@ func TestSyncMonitoring(t *testing.T) {
 		drifted.SetLabels(children.WithLabels(drifted.GetLabels(), map[string]string{"team": "shop"}))
 		f.monitors = []*unstructured.Unstructured{drifted}
 		dobj.Status = monitoredStatus(dobj, drifted)
-		err, actions := f.sync()
+		actions, err := f.sync()
 		if err != nil {
 			t.Fatalf("sync: %v", err)
 		}
@@ -3328,7 +3410,7 @@ func TestSyncMonitoring(t *testing.T) {
 		dobj := testobjects.NewDeployObject(testobjects.WithPodMonitor)
 		f.withLiveChildren(dobj)
 		f.monitors = []*unstructured.Unstructured{testobjects.LiveMonitor(before, children.KindServiceMonitor)}
-		err, actions := f.sync()
+		actions, err := f.sync()
 		if err != nil {
 			t.Fatalf("sync: %v", err)
 		}
@@ -3351,7 +3433,7 @@ func TestSyncMonitoring(t *testing.T) {
 		foreign.SetOwnerReferences(nil)
 		foreign.SetLabels(map[string]string{"team": "obs"})
 		f.unlistedMonitor(foreign)
-		err, actions := f.sync()
+		actions, err := f.sync()
 		var blocked *children.BlockedError
 		if !errors.As(err, &blocked) {
 			t.Fatalf("sync: %v, want a retry of the conflict", err)
@@ -3364,7 +3446,7 @@ func TestSyncMonitoring(t *testing.T) {
 		dobj := testobjects.NewDeployObject()
 		f.withLiveChildren(dobj)
 		f.monitors = []*unstructured.Unstructured{testobjects.LiveMonitor(testobjects.NewDeployObject(testobjects.WithServiceMonitor), children.KindServiceMonitor)}
-		err, actions := f.sync()
+		actions, err := f.sync()
 		if err != nil {
 			t.Fatalf("sync: %v", err)
 		}
@@ -3382,7 +3464,7 @@ func TestSyncMonitoring(t *testing.T) {
 		foreign.SetOwnerReferences(nil)
 		foreign.SetLabels(map[string]string{"team": "obs"})
 		f.unlistedMonitor(foreign)
-		err, actions := f.sync()
+		actions, err := f.sync()
 		var blocked *children.BlockedError
 		if !errors.As(err, &blocked) {
 			t.Fatalf("sync: %v, want a retry of the conflict", err)

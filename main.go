@@ -18,16 +18,16 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	corev1 "k8s.io/api/core/v1"
+	"golang.org/x/term"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	coreinformers "k8s.io/client-go/informers/core/v1"
+	"k8s.io/client-go/kubernetes"
 	kubescheme "k8s.io/client-go/kubernetes/scheme"
-	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
-	"k8s.io/client-go/tools/record"
+	"k8s.io/client-go/tools/events"
 	logsapi "k8s.io/component-base/logs/api/v1"
 	"k8s.io/klog/v2"
 
@@ -46,13 +46,13 @@ import (
 var version = "dev"
 
 func main() {
-	opts, sections, err := options.Parse(os.Args[1:])
+	opts, flags, err := options.Parse(os.Args[1:])
 	switch {
 	case err != nil:
 		fmt.Fprintf(os.Stderr, "Error: %v\nRun '%s --help' for usage.\n", err, os.Args[0])
 		os.Exit(2)
 	case opts.Help:
-		options.PrintUsage(os.Stdout, sections)
+		options.PrintUsage(os.Stdout, flags, terminalWidth(os.Stdout))
 		return
 	case opts.ShowVersion:
 		fmt.Println(version)
@@ -67,6 +67,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, "invalid logging flags:", err)
 		os.Exit(2)
 	}
+	options.PrintFlags(flags)
 
 	ctx := klog.NewContext(signalContext(), klog.Background())
 	if err := run(ctx, opts); err != nil {
@@ -74,6 +75,17 @@ func main() {
 		klog.FlushAndExit(klog.ExitFlushTimeout, 1)
 	}
 	klog.Flush()
+}
+
+// terminalWidth is the width of the terminal f shows, for wrapping --help
+// there; 0, which does not wrap, when f is no terminal (a pipe, a file), so
+// that what a script reads does not depend on where it runs.
+func terminalWidth(f *os.File) int {
+	width, _, err := term.GetSize(int(f.Fd()))
+	if err != nil {
+		return 0
+	}
+	return width
 }
 
 // signalContext is cancelled on the first SIGTERM or SIGINT; a second one
@@ -108,16 +120,11 @@ func run(ctx context.Context, opts *options.Options) error {
 	registry := prometheus.NewRegistry()
 	controllerMetrics := metrics.Register(registry)
 
-	scheme := runtime.NewScheme()
-	utilruntime.Must(kubescheme.AddToScheme(scheme))
-	utilruntime.Must(appscheme.AddToScheme(scheme))
-	// Events recorded by syncs that finish during the shutdown grace period
-	// must still be sent: the broadcaster outlives the signal, until run returns.
-	broadcaster := record.NewBroadcaster(record.WithContext(context.WithoutCancel(ctx)))
-	broadcaster.StartStructuredLogging(3)
-	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: kubeClient.CoreV1().Events("")})
-	defer broadcaster.Shutdown()
-	recorder := broadcaster.NewRecorder(scheme, corev1.EventSource{Component: children.ControllerName})
+	recorder, stopEvents, err := startEvents(ctx, kubeClient)
+	if err != nil {
+		return err
+	}
+	defer stopEvents()
 
 	informerName, err := cache.NewInformerName(children.ControllerName)
 	if err != nil {
@@ -214,6 +221,33 @@ func run(ctx context.Context, opts *options.Options) error {
 		klog.FlushAndExit(klog.ExitFlushTimeout, 1)
 	}
 	return nil
+}
+
+// startEvents starts sending what the returned recorder records to the API
+// server, through events.k8s.io/v1, until stop is called. Events recorded by
+// syncs that finish during the shutdown grace period must still be sent: the
+// broadcaster outlives the cancellation of ctx.
+func startEvents(ctx context.Context, kubeClient kubernetes.Interface) (recorder events.EventRecorderLogger, stop func(), err error) {
+	// Events name the DeployObject they are about by its kind, which the
+	// recorder finds in the scheme.
+	scheme := runtime.NewScheme()
+	utilruntime.Must(kubescheme.AddToScheme(scheme))
+	utilruntime.Must(appscheme.AddToScheme(scheme))
+	sendCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	broadcaster := events.NewBroadcaster(&events.EventSinkImpl{Interface: kubeClient.EventsV1()})
+	stop = func() {
+		broadcaster.Shutdown()
+		cancel()
+	}
+	if _, err := broadcaster.StartLogging(klog.FromContext(ctx).V(3)); err != nil {
+		stop()
+		return nil, nil, fmt.Errorf("logging events: %w", err)
+	}
+	if err := broadcaster.StartRecordingToSinkWithContext(sendCtx); err != nil {
+		stop()
+		return nil, nil, fmt.Errorf("recording events: %w", err)
+	}
+	return broadcaster.NewRecorder(scheme, children.ControllerName), stop, nil
 }
 
 func restConfig(opts *options.Options) (*rest.Config, bool, error) {

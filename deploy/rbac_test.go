@@ -58,6 +58,22 @@ func TestTrackSecretsIsApart(t *testing.T) {
 	}
 }
 
+// TestEventsRule: the controller writes its events through events.k8s.io/v1
+// (create, and patch for a repeat's series) and nothing through core/v1,
+// which it no longer uses.
+func TestEventsRule(t *testing.T) {
+	want := rbacv1.PolicyRule{APIGroups: []string{"events.k8s.io"}, Resources: []string{"events"}, Verbs: []string{"create", "patch"}}
+	var got []rbacv1.PolicyRule
+	for _, r := range readRules(t, "rbac.yaml", "ClusterRole", "deployobject-controller") {
+		if slices.Contains(r.Resources, "events") {
+			got = append(got, r)
+		}
+	}
+	if len(got) != 1 || !equality.Semantic.DeepEqual(got[0], want) {
+		t.Errorf("rules on events %+v, want only %+v", got, want)
+	}
+}
+
 func readRules(t *testing.T, path, kind, name string) []rbacv1.PolicyRule {
 	t.Helper()
 	data, err := os.ReadFile(path)

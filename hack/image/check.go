@@ -163,8 +163,12 @@ func checkImage(b *built, d v1.Descriptor, want stage, meta metadata) ([]byte, *
 	if err := validate.Image(img); err != nil {
 		return nil, nil, fmt.Errorf("invalid image: %w", err)
 	}
-	if mt, err := img.MediaType(); err != nil || mt != types.OCIManifestSchema1 {
-		return nil, nil, fmt.Errorf("manifest media type %q (%v), want %q", mt, err, types.OCIManifestSchema1)
+	mt, err := img.MediaType()
+	if err != nil {
+		return nil, nil, fmt.Errorf("reading the manifest media type: %w", err)
+	}
+	if mt != types.OCIManifestSchema1 {
+		return nil, nil, fmt.Errorf("manifest media type %q, want %q", mt, types.OCIManifestSchema1)
 	}
 	m, err := img.Manifest()
 	if err != nil {

@@ -20,16 +20,21 @@ func main() {
 	timeout := flag.Duration("timeout", 60*time.Second, "How long to wait for the CRDs to be Established.")
 	flag.Parse()
 
-	cfg, err := clientcmd.BuildConfigFromFlags("", *kubeconfig)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "install-crd:", err)
-		os.Exit(1)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), *timeout)
-	defer cancel()
-	if err := crdinstall.Install(ctx, cfg, *dir); err != nil {
+	if err := install(*kubeconfig, *dir, *timeout); err != nil {
 		fmt.Fprintln(os.Stderr, "install-crd:", err)
 		os.Exit(1)
 	}
 	fmt.Println("CRDs in", *dir, "are Established")
+}
+
+// install applies the CRDs of dir and waits for them; apart from main, so
+// that the context is cancelled before the process exits.
+func install(kubeconfig, dir string, timeout time.Duration) error {
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	return crdinstall.Install(ctx, cfg, dir)
 }

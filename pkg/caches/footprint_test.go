@@ -131,7 +131,7 @@ func footprintMeta(i int) metav1.ObjectMeta {
 		ManagedFields: []metav1.ManagedFieldsEntry{{
 			Manager: "kubectl-client-side-apply", Operation: metav1.ManagedFieldsOperationUpdate, APIVersion: "v1",
 			Time: &metav1.Time{}, FieldsType: "FieldsV1",
-			FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:data":{".":{},"f:key":{}},"f:metadata":{"f:annotations":{".":{},"f:kubectl.kubernetes.io/last-applied-configuration":{}},"f:labels":{".":{},"f:app.kubernetes.io/name":{}}}}`)},
+			FieldsV1: metav1.NewFieldsV1(`{"f:data":{".":{},"f:key":{}},"f:metadata":{"f:annotations":{".":{},"f:kubectl.kubernetes.io/last-applied-configuration":{}},"f:labels":{".":{},"f:app.kubernetes.io/name":{}}}}`),
 		}},
 	}
 }
@@ -194,7 +194,7 @@ func footprintDeployObject(i int) *appv1.DeployObject {
 // them.
 func footprintManagers(apiVersion string, size int) []metav1.ManagedFieldsEntry {
 	return []metav1.ManagedFieldsEntry{
-		{Manager: children.FieldManager, Operation: metav1.ManagedFieldsOperationUpdate, APIVersion: apiVersion, Time: &metav1.Time{}, FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:metadata":{` + strings.Repeat(" ", size) + `}}`)}},
-		{Manager: "kube-controller-manager", Operation: metav1.ManagedFieldsOperationUpdate, APIVersion: apiVersion, Time: &metav1.Time{}, FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:status":{` + strings.Repeat(" ", size/2) + `}}`)}, Subresource: "status"},
+		{Manager: children.FieldManager, Operation: metav1.ManagedFieldsOperationUpdate, APIVersion: apiVersion, Time: &metav1.Time{}, FieldsType: "FieldsV1", FieldsV1: metav1.NewFieldsV1(`{"f:metadata":{` + strings.Repeat(" ", size) + `}}`)},
+		{Manager: "kube-controller-manager", Operation: metav1.ManagedFieldsOperationUpdate, APIVersion: apiVersion, Time: &metav1.Time{}, FieldsType: "FieldsV1", FieldsV1: metav1.NewFieldsV1(`{"f:status":{` + strings.Repeat(" ", size/2) + `}}`), Subresource: "status"},
 	}
 }

@@ -19,14 +19,28 @@ func reasonOr(reason, fallback string) string {
 // status write itself invalid.
 const MaxConditionMessage = 4096
 
+// MaxEventNote is the most the events.k8s.io/v1 API accepts in an Event's
+// note: a longer one is refused, and the event lost.
+const MaxEventNote = 1024
+
 // BoundMessage cuts s to at most MaxConditionMessage bytes, on a character
 // boundary, marking the cut.
 func BoundMessage(s string) string {
+	return bound(s, MaxConditionMessage)
+}
+
+// BoundNote cuts s to at most MaxEventNote bytes, on a character boundary,
+// marking the cut.
+func BoundNote(s string) string {
+	return bound(s, MaxEventNote)
+}
+
+func bound(s string, limit int) string {
 	const mark = " [truncated]"
-	if len(s) <= MaxConditionMessage {
+	if len(s) <= limit {
 		return s
 	}
-	s = s[:MaxConditionMessage-len(mark)]
+	s = s[:limit-len(mark)]
 	for !utf8.ValidString(s) {
 		s = s[:len(s)-1]
 	}

@@ -85,7 +85,7 @@ func TestDesiredPodTemplate(t *testing.T) {
 		}},
 		{"the spec is copied, not shared", func(d *appv1.DeployObject) {
 			d.Spec.Tolerations = []corev1.Toleration{{Key: "k", TolerationSeconds: ptr.To[int64](5)}}
-		}, children.ProfileNone, func(t *testing.T, p corev1.PodTemplateSpec) {
+		}, children.ProfileNone, func(_ *testing.T, p corev1.PodTemplateSpec) {
 			*p.Spec.Tolerations[0].TolerationSeconds = 99
 		}},
 	} {

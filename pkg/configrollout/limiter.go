@@ -34,11 +34,11 @@ type Limiter struct {
 	waiting []cache.ObjectName
 }
 
-// NewLimiter allows max rollouts at once; 0 allows any number. A
+// NewLimiter allows limit rollouts at once; 0 allows any number. A
 // nil *Limiter allows everything, for a controller that tracks no
 // configuration.
-func NewLimiter(max int, timeout time.Duration, wake func(cache.ObjectName)) *Limiter {
-	return &Limiter{max: max, timeout: timeout, now: time.Now, wake: wake, active: map[cache.ObjectName]time.Time{}}
+func NewLimiter(limit int, timeout time.Duration, wake func(cache.ObjectName)) *Limiter {
+	return &Limiter{max: limit, timeout: timeout, now: time.Now, wake: wake, active: map[cache.ObjectName]time.Time{}}
 }
 
 // Acquire reports whether key holds a slot, giving it one if one is free

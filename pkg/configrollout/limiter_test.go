@@ -14,10 +14,10 @@ type fakeClock struct{ t time.Time }
 
 func (c *fakeClock) now() time.Time { return c.t }
 
-func limiterForTest(max int) (*Limiter, *fakeClock, *[]cache.ObjectName) {
+func limiterForTest(limit int) (*Limiter, *fakeClock, *[]cache.ObjectName) {
 	clock := &fakeClock{t: time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)}
 	var woken []cache.ObjectName
-	l := NewLimiter(max, time.Minute, func(k cache.ObjectName) { woken = append(woken, k) })
+	l := NewLimiter(limit, time.Minute, func(k cache.ObjectName) { woken = append(woken, k) })
 	l.now = clock.now
 	return l, clock, &woken
 }

@@ -5,10 +5,10 @@ import (
 	"fmt"
 	"io"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
+	cliflag "k8s.io/component-base/cli/flag"
 	"k8s.io/component-base/featuregate"
 	logsapi "k8s.io/component-base/logs/api/v1"
 
@@ -65,52 +65,43 @@ type Options struct {
 	ConfigMissingGrace time.Duration
 }
 
-// FlagSection is one section of --help, as Kubernetes components group
-// their flags.
-type FlagSection struct {
-	name  string
-	flags *pflag.FlagSet
-}
-
 // newOptions returns the options with their defaults, and the flags that
-// set them, in sections named as kube-controller-manager names them.
-func newOptions() (*Options, []FlagSection, error) {
+// set them in named sections, as kube-controller-manager groups its flags.
+func newOptions() (*Options, cliflag.NamedFlagSets, error) {
 	o := &Options{Logs: logsapi.NewLoggingConfiguration(), Features: featuregate.NewFeatureGate()}
+	var fss cliflag.NamedFlagSets
 	// The logging options' gates: JSON is beta (on by default), the split
 	// streams alpha.
 	if err := logsapi.AddFeatureGates(o.Features); err != nil {
-		return nil, nil, fmt.Errorf("registering the logging feature gates: %w", err)
-	}
-	var sections []FlagSection
-	section := func(name string) *pflag.FlagSet {
-		fs := pflag.NewFlagSet(name, pflag.ContinueOnError)
-		sections = append(sections, FlagSection{name, fs})
-		return fs
+		return nil, fss, fmt.Errorf("registering the logging feature gates: %w", err)
 	}
 
-	fs := section("generic")
-	fs.StringVar(&o.Kubeconfig, "kubeconfig", "", "Path to a kubeconfig. Without it, the kubeconfigs $KUBECONFIG lists are used, else the in-cluster configuration in a pod, else ~/.kube/config, as controller-runtime looks.")
-	fs.StringVar(&o.Master, "master", "", "Address of the Kubernetes API server; overrides the server in --kubeconfig.")
+	o.Features.AddFlag(fss.FlagSet("generic"))
+
+	fs := fss.FlagSet("controller")
 	fs.StringVar(&o.Namespace, "namespace", "", "Watch DeployObjects in this namespace only. Empty watches all namespaces.")
 	fs.IntVar(&o.Workers, "workers", 16, "Number of DeployObjects synced in parallel.")
-	fs.Float32Var(&o.QPS, "kube-api-qps", 200, "Steady requests per second to the API server.")
-	fs.IntVar(&o.Burst, "kube-api-burst", 400, "Requests allowed in a burst above --kube-api-qps.")
-	fs.StringVar(&o.ContentType, "kube-api-content-type", ContentTypeProtobuf, "Content type of requests to the API server for built-in kinds (Deployments, Services and the other children, Events, Leases): "+ContentTypeProtobuf+" or "+ContentTypeJSON+". DeployObjects are custom resources, which the API server serves as JSON only.")
 	fs.DurationVar(&o.ResyncPeriod, "resync-period", 10*time.Minute, "How often every DeployObject is re-checked against its children even without events. 0 disables.")
 	fs.DurationVar(&o.ChildBatch, "child-event-batch-period", time.Second, "How long changes to a Deployment or Service are collected before its DeployObject is synced, so that a rollout's burst of status changes costs one status write. 0 syncs at once.")
 	o.PodSecurity = children.ProfileNone
 	fs.Var(&o.PodSecurity, "pod-security-profile", "Security settings filled into every DeployObject's pod template where its spec leaves them unset: \"none\" or \"restricted\", which makes pods meet Pod Security \"restricted\" (runAsNonRoot, RuntimeDefault seccomp, no privilege escalation, all capabilities dropped); with \"restricted\", a spec that explicitly sets what that policy forbids is not applied (Ready=False, PodSecurityViolation). Changing it rolls out every DeployObject's pods.")
 	fs.DurationVar(&o.CacheSyncTimeout, "cache-sync-timeout", 2*time.Minute, "How long the leader waits for its caches to fill before it gives up, naming the resources it could not list, and exits, so that another replica or a restart takes over (a list refused for a missing permission never succeeds).")
 	fs.DurationVar(&o.ShutdownGrace, "shutdown-grace-period", 10*time.Second, "On SIGTERM, no new sync starts; this is how long syncs in flight may take to finish before they are cancelled, and then the lease is released. Losing the lease cancels them at once.")
-	o.Features.AddFlag(fs)
 
-	fs = section("configuration rollouts")
+	fs = fss.FlagSet("configuration rollouts")
 	fs.BoolVar(&o.TrackSecrets, "track-secrets", false, "Watch Secrets, so that a change of a Secret key the pods use rolls them out and a missing Secret is reported (ConfigMissing), as for ConfigMaps. Needs list and watch on Secrets (deploy/track-secrets). The cache holds per-key hashes, never a value. Off, Secret references are not part of the config hash.")
 	fs.IntVar(&o.MaxConfigRollouts, "max-concurrent-config-rollouts", 10, "How many DeployObjects may be in a rollout their spec did not ask for at once: new ConfigMap or Secret data, a new --pod-security-profile or controller version. The others wait (Ready reason ConfigRolloutPending); a scale is applied meanwhile. Spec changes never wait. 0 means no limit.")
 	fs.DurationVar(&o.ConfigRolloutDelay, "config-rollout-delay", 5*time.Second, "How long after the first change of a ConfigMap or Secret the DeployObjects using it are synced; further changes meanwhile are rolled out together.")
 	fs.DurationVar(&o.ConfigMissingGrace, "config-missing-grace-period", configrollout.DefaultMissingGrace, "How long a DeployObject whose ConfigMap or Secret does not exist yet is reported as in progress (Ready reason ConfigMissing with Reconciling) before it is Stalled, for configuration applied with it or made from applied objects by another controller (External Secrets, cert-manager). 0 stalls at once.")
 
-	fs = section("leader election")
+	fs = fss.FlagSet("client")
+	fs.StringVar(&o.Kubeconfig, "kubeconfig", "", "Path to a kubeconfig. Without it, the kubeconfigs $KUBECONFIG lists are used, else the in-cluster configuration in a pod, else ~/.kube/config, as controller-runtime looks.")
+	fs.StringVar(&o.Master, "master", "", "Address of the Kubernetes API server; overrides the server in --kubeconfig.")
+	fs.Float32Var(&o.QPS, "kube-api-qps", 200, "Steady requests per second to the API server.")
+	fs.IntVar(&o.Burst, "kube-api-burst", 400, "Requests allowed in a burst above --kube-api-qps.")
+	fs.StringVar(&o.ContentType, "kube-api-content-type", ContentTypeProtobuf, "Content type of requests to the API server for built-in kinds (Deployments, Services and the other children, Events, Leases): "+ContentTypeProtobuf+" or "+ContentTypeJSON+". DeployObjects are custom resources, which the API server serves as JSON only.")
+
+	fs = fss.FlagSet("leader election")
 	fs.Var(&o.LeaderElect, "leader-elect", "Elect a leader among replicas with a Lease; only the leader reconciles (default true in a cluster, false with --kubeconfig or --master).")
 	fs.Lookup("leader-elect").NoOptDefVal = "true"
 	fs.DurationVar(&o.LeaseDuration, "leader-elect-lease-duration", 15*time.Second, "How long a non-leader waits after the last renewal before taking the lease.")
@@ -119,7 +110,7 @@ func newOptions() (*Options, []FlagSection, error) {
 	fs.StringVar(&o.LeaseNamespace, "leader-elect-resource-namespace", "", "Namespace of the Lease. Empty means the controller's own namespace in a cluster, \"default\" outside.")
 	fs.StringVar(&o.LeaseName, "leader-elect-resource-name", children.ControllerName, "Name of the Lease.")
 
-	fs = section("metrics")
+	fs = fss.FlagSet("metrics")
 	fs.StringVar(&o.MetricsAddr, "metrics-bind-address", ":8443", "Address of the Prometheus /metrics endpoint; \"0\" disables it. The default is the HTTPS port deploy/ and kubebuilder's scaffolds use; use :8080 with --metrics-secure=false.")
 	fs.BoolVar(&o.MetricsSecure, "metrics-secure", true, "Serve the metrics address over HTTPS, to clients whose bearer token may get the path (/metrics, /debug/pprof/...) by a SubjectAccessReview. false serves plain HTTP to anyone.")
 	fs.StringVar(&o.MetricsCertPath, "metrics-cert-path", "", "Directory holding the metrics server's certificate and key, re-read when they change. Empty generates a self-signed certificate at start.")
@@ -127,39 +118,44 @@ func newOptions() (*Options, []FlagSection, error) {
 	fs.StringVar(&o.MetricsCertKey, "metrics-cert-key", "tls.key", "File name of the metrics server's private key in --metrics-cert-path.")
 	fs.StringVar(&o.HealthAddr, "health-probe-bind-address", ":8081", "Address of /healthz and /readyz; \"0\" disables them.")
 
-	fs = section("debugging")
+	fs = fss.FlagSet("debugging")
 	fs.BoolVar(&o.Profiling, "profiling", false, "Serve Go's pprof profiles under /debug/pprof/ on the metrics address.")
 
-	logsapi.AddFlags(o.Logs, section("logs"))
+	logsapi.AddFlags(o.Logs, fss.FlagSet("logs"))
 
-	fs = section("global")
+	fs = fss.FlagSet("global")
 	fs.BoolVarP(&o.Help, "help", "h", false, "help for "+children.ControllerName)
 	fs.BoolVar(&o.ShowVersion, "version", false, "Print the version and exit.")
-	return o, sections, nil
+	return o, fss, nil
 }
 
-// Parse parses args into options. The sections are for --help.
-func Parse(args []string) (*Options, []FlagSection, error) {
-	o, sections, err := newOptions()
+// Parse parses args into options. The flag sets are for --help and for
+// logging the flags at start.
+func Parse(args []string) (*Options, cliflag.NamedFlagSets, error) {
+	o, fss, err := newOptions()
 	if err != nil {
-		return nil, nil, err
+		return nil, fss, err
 	}
+	// ContinueOnError and no output: main reports the error, once, the way
+	// every other start failure is reported.
 	fs := pflag.NewFlagSet(children.ControllerName, pflag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	for _, s := range sections {
-		fs.AddFlagSet(s.flags)
+	for _, name := range fss.Order {
+		fs.AddFlagSet(fss.FlagSets[name])
 	}
 	if err := fs.Parse(args); err != nil {
-		return nil, nil, err
+		return nil, fss, err
 	}
 	if fs.NArg() > 0 {
-		return nil, nil, fmt.Errorf("unexpected arguments %q", fs.Args())
+		return nil, fss, fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
-	return o, sections, nil
+	return o, fss, nil
 }
 
-// PrintUsage prints --help as Kubernetes components print theirs.
-func PrintUsage(w io.Writer, sections []FlagSection) {
+// PrintUsage prints --help as kube-controller-manager prints its own: the
+// flags in their sections, with their descriptions wrapped to fit cols
+// columns (0 does not wrap).
+func PrintUsage(w io.Writer, fss cliflag.NamedFlagSets, cols int) {
 	fmt.Fprintf(w, "The DeployObject controller keeps, for every DeployObject (app.deployobject.dev/v1),\n"+
 		"a Deployment and, when the DeployObject asks for them, a Service, ServiceAccount,\n"+
 		"PodDisruptionBudget, HorizontalPodAutoscaler, NetworkPolicy and Ingress, HTTPRoute or\n"+
@@ -167,8 +163,14 @@ func PrintUsage(w io.Writer, sections []FlagSection) {
 		"It finds its cluster as controller-runtime does: --kubeconfig, $KUBECONFIG, the\n"+
 		"in-cluster configuration in a pod, ~/.kube/config.\n\n"+
 		"Usage:\n  %s [flags]\n", children.ControllerName)
-	for _, s := range sections {
-		fmt.Fprintf(w, "\n%s flags:\n\n%s", strings.ToUpper(s.name[:1])+s.name[1:], s.flags.FlagUsagesWrapped(0))
+	cliflag.PrintSections(w, fss, cols)
+}
+
+// PrintFlags logs every flag with its value at V(1), section by section,
+// as kube-controller-manager logs its flags at start.
+func PrintFlags(fss cliflag.NamedFlagSets) {
+	for _, name := range fss.Order {
+		cliflag.PrintFlags(fss.FlagSets[name])
 	}
 }
 

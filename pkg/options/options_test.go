@@ -1,6 +1,11 @@
 package options
 
 import (
+	"bytes"
+	"flag"
+	"os"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -71,5 +76,100 @@ func TestParseFlags(t *testing.T) {
 		if o.Validate() == nil {
 			t.Errorf("%v was accepted", args)
 		}
+	}
+}
+
+// TestPrintUsage: --help lists every section in order and, given a
+// terminal's width, wraps the descriptions to fit it, as
+// kube-controller-manager's --help does; without one (0) no line is wrapped.
+// The header stays as written.
+func TestPrintUsage(t *testing.T) {
+	_, fss, err := Parse(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wide, narrow bytes.Buffer
+	PrintUsage(&wide, fss, 0)
+	PrintUsage(&narrow, fss, 80)
+
+	want := []string{"Generic", "Controller", "Configuration rollouts", "Client", "Leader election", "Metrics", "Debugging", "Logs", "Global"}
+	var got []string
+	for _, line := range strings.Split(wide.String(), "\n") {
+		if name, ok := strings.CutSuffix(line, " flags:"); ok {
+			got = append(got, name)
+		}
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("sections %q, want %q", got, want)
+	}
+	const usage = "Number of DeployObjects synced in parallel. (default 16)"
+	if !strings.Contains(wide.String(), "--workers int") || !strings.Contains(wide.String(), usage) {
+		t.Errorf("unwrapped --help lacks --workers and its usage:\n%s", wide.String())
+	}
+	// The header above Usage is text of its own, not wrapped.
+	_, sections, _ := strings.Cut(narrow.String(), "Usage:")
+	for _, line := range strings.Split(sections, "\n") {
+		if len(line) > 80 {
+			t.Errorf("line of %d columns in --help for 80: %q", len(line), line)
+		}
+	}
+	// A flag's description starts on the line after the flag, indented.
+	if !strings.Contains(narrow.String(), "--workers int") || !strings.Contains(narrow.String(), "\n                "+usage+"\n") {
+		t.Errorf("--help for 80 columns does not wrap --workers' usage:\n%s", narrow.String())
+	}
+	if strings.Count(narrow.String(), "\n") <= strings.Count(wide.String(), "\n") {
+		t.Error("--help for 80 columns has no more lines than unwrapped")
+	}
+}
+
+var update = flag.Bool("update", false, "rewrite the flags in docs/operating.md from --help")
+
+// TestFlagsInOperatingDocs: docs/operating.md shows --help as a terminal 100
+// columns wide shows it, from the first section on, so that the manual
+// cannot drift from the flags. -update rewrites it.
+func TestFlagsInOperatingDocs(t *testing.T) {
+	const path = "../../docs/operating.md"
+	_, fss, err := Parse(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var help bytes.Buffer
+	PrintUsage(&help, fss, 100)
+	_, sections, ok := strings.Cut(help.String(), "\nGeneric flags:")
+	if !ok {
+		t.Fatalf("--help has no generic flags:\n%s", help.String())
+	}
+	sections = "Generic flags:" + sections
+	var want strings.Builder
+	// The lines of flag names are padded out to the width; the manual has
+	// no trailing spaces.
+	for line := range strings.Lines(sections) {
+		want.WriteString(strings.TrimRight(line, " \n") + "\n")
+	}
+
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(data)
+	const open = "```text\nGeneric flags:\n"
+	start := strings.Index(doc, open)
+	if start < 0 {
+		t.Fatalf("%s has no block starting %q", path, open)
+	}
+	start += len("```text\n")
+	end := strings.Index(doc[start:], "```\n")
+	if end < 0 {
+		t.Fatalf("%s: the flags block does not end", path)
+	}
+	end += start
+	if got := doc[start:end]; got != want.String() {
+		if *update {
+			if err := os.WriteFile(path, []byte(doc[:start]+want.String()+doc[end:]), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			return
+		}
+		t.Errorf("the flags in %s differ from --help; run go test ./pkg/options -run TestFlagsInOperatingDocs -update. Want:\n%s", path, want.String())
 	}
 }

@@ -218,7 +218,7 @@ func progressCondition(ready metav1.Condition, configMayCome bool) *metav1.Condi
 	}
 	c := ready
 	c.Type = appv1.ConditionReconciling
-	if stallingReasons[ready.Reason] && !(ready.Reason == appv1.ReasonConfigMissing && configMayCome) {
+	if stallingReasons[ready.Reason] && (ready.Reason != appv1.ReasonConfigMissing || !configMayCome) {
 		c.Type = appv1.ConditionStalled
 	}
 	c.Status = metav1.ConditionTrue

@@ -13,7 +13,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/tools/cache"
@@ -47,12 +46,10 @@ func ConfigMap(name string, data map[string]string) *corev1.ConfigMap {
 }
 
 var (
-	FixedNow  = metav1.NewTime(time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC))
-	Earlier   = metav1.NewTime(FixedNow.Add(-time.Hour))
-	TestKey   = cache.ObjectName{Namespace: "apps", Name: "web"}
-	resDeploy = schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}
-	resSvc    = schema.GroupVersionResource{Version: "v1", Resource: "services"}
-	ResDObj   = appv1.SchemeGroupVersion.WithResource("deployobjects")
+	FixedNow = metav1.NewTime(time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC))
+	Earlier  = metav1.NewTime(FixedNow.Add(-time.Hour))
+	TestKey  = cache.ObjectName{Namespace: "apps", Name: "web"}
+	ResDObj  = appv1.SchemeGroupVersion.WithResource("deployobjects")
 )
 
 // NewDeployObject is a DeployObject as the API server stores it, defaults
@@ -165,7 +162,7 @@ func LiveHPA(dobj *appv1.DeployObject) *autoscalingv2.HorizontalPodAutoscaler {
 	}
 	h.UID, h.ResourceVersion, h.Generation = "uid-hpa", "50", 1
 	if b := h.Spec.Behavior; b != nil {
-		max := autoscalingv2.MaxChangePolicySelect
+		maxChange := autoscalingv2.MaxChangePolicySelect
 		if b.ScaleUp == nil {
 			b.ScaleUp = &autoscalingv2.HPAScalingRules{StabilizationWindowSeconds: ptr.To[int32](0)}
 		}
@@ -174,7 +171,7 @@ func LiveHPA(dobj *appv1.DeployObject) *autoscalingv2.HorizontalPodAutoscaler {
 		}
 		for _, r := range []*autoscalingv2.HPAScalingRules{b.ScaleUp, b.ScaleDown} {
 			if r.SelectPolicy == nil {
-				r.SelectPolicy = &max
+				r.SelectPolicy = &maxChange
 			}
 			if r.Policies == nil {
 				r.Policies = []autoscalingv2.HPAScalingPolicy{{Type: autoscalingv2.PercentScalingPolicy, Value: 100, PeriodSeconds: 15}}

@@ -32,7 +32,7 @@ var httpClient = &http.Client{Timeout: 30 * time.Second}
 type controller struct {
 	label      string
 	flags      []string // the flags besides harnessFlags
-	slowdown   time.Duration
+	slowdown   int
 	logPath    string
 	metricsURL string
 	healthURL  string
@@ -48,7 +48,7 @@ type subject struct {
 	// flags are given to every run, before the step's.
 	flags []string
 	// slowdown multiplies the time a wait for its convergence allows.
-	slowdown time.Duration
+	slowdown int
 }
 
 // ours is the controller, with the --controller-arg flags.
@@ -132,7 +132,7 @@ func freeAddr() (string, error) {
 func (c *controller) exited() error {
 	select {
 	case <-c.done:
-		return fmt.Errorf("controller %s exited unexpectedly (%v); log: %s", c.label, c.exitErr, c.logPath)
+		return fmt.Errorf("controller %s exited unexpectedly (%w); log: %s", c.label, c.exitErr, c.logPath)
 	default:
 		return nil
 	}
@@ -142,7 +142,6 @@ func (c *controller) exited() error {
 // synced, and returns the time from process start to the first 200.
 func (c *controller) waitReady(ctx context.Context, timeout time.Duration) (time.Duration, error) {
 	deadline := time.Now().Add(timeout)
-	last := "no answer yet"
 	for {
 		if err := c.exited(); err != nil {
 			return 0, err
@@ -151,10 +150,9 @@ func (c *controller) waitReady(ctx context.Context, timeout time.Duration) (time
 		if err == nil && code == http.StatusOK {
 			return time.Since(c.started), nil
 		}
+		last := fmt.Sprintf("%d %s", code, strings.TrimSpace(body))
 		if err != nil {
 			last = err.Error()
-		} else {
-			last = fmt.Sprintf("%d %s", code, strings.TrimSpace(body))
 		}
 		if time.Now().After(deadline) {
 			return 0, fmt.Errorf("controller %s not ready after %s: /readyz says %s; log: %s", c.label, timeout, last, c.logPath)

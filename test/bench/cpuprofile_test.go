@@ -148,7 +148,7 @@ func TestCPUProfilerFailure(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			fake := &fakeProfiles{answer: func(n int, w http.ResponseWriter, r *http.Request) {
+			fake := &fakeProfiles{answer: func(n int, w http.ResponseWriter, _ *http.Request) {
 				if n > len(tt.answers) {
 					t.Errorf("profile request %d after a failure", n)
 					return

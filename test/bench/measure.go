@@ -43,12 +43,12 @@ const podsPerSecond = 3
 // convergeTimeout bounds waitConverged over n objects: with wantReady it also
 // waits for one pod per object, at podsPerSecond, and slowdown stretches it
 // for a slower controller.
-func convergeTimeout(n int, wantReady bool, slowdown time.Duration) time.Duration {
+func convergeTimeout(n int, wantReady bool, slowdown int) time.Duration {
 	timeout := waitTimeout(n)
 	if wantReady {
 		timeout += time.Duration(n) * time.Second / podsPerSecond
 	}
-	return timeout * slowdown
+	return timeout * time.Duration(slowdown)
 }
 
 var writeMethods = map[string]bool{"POST": true, "PUT": true, "PATCH": true, "DELETE": true}

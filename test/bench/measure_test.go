@@ -15,7 +15,7 @@ func TestConvergeTimeoutWaitsForThePods(t *testing.T) {
 		name      string
 		n         int
 		wantReady bool
-		slowdown  time.Duration
+		slowdown  int
 		atLeast   time.Duration
 		want      time.Duration
 	}{

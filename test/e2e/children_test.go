@@ -392,7 +392,7 @@ func TestAutoscalingMetrics(t *testing.T) {
 		t.Fatalf("%v: %s", err, out)
 	}
 	expectQuiet(t, p, ns, 3*childrenResync, true)
-	p = restartWritesNothing(t, p, ns)
+	restartWritesNothing(t, p, ns)
 
 	// Back to CPU alone: the autoscaler is the one an object that never had
 	// metrics gets, hash included.

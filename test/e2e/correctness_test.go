@@ -37,10 +37,22 @@ func countEvents(t *testing.T, ns, name, eventType, reason string) int32 {
 	var n int32
 	for _, e := range evs.Items {
 		if e.InvolvedObject.Kind == "DeployObject" {
-			n += max(e.Count, 1)
+			n += occurrences(e)
 		}
 	}
 	return n
+}
+
+// occurrences is how often e happened, as far as the API server knows. The
+// controller writes events through events.k8s.io/v1, whose repeats count in
+// the series (core/v1 shows it as series, and leaves count, the legacy
+// recorder's counter, at 0); client-go writes the count of the third and
+// later repeats with the series' next heartbeat, up to 30 min later.
+func occurrences(e corev1.Event) int32 {
+	if e.Series != nil {
+		return e.Series.Count
+	}
+	return max(e.Count, 1)
 }
 
 // expectBlocked waits for Ready=False with reason on name, at the current

@@ -156,8 +156,8 @@ func TestCRDAppliesClientSide(t *testing.T) {
 
 func TestCreateReconcilesToReady(t *testing.T) {
 	ns := newNamespace(t)
-	d := create(t, newDO(ns, "web"))
-	d = waitReady(t, ns, "web")
+	create(t, newDO(ns, "web"))
+	d := waitReady(t, ns, "web")
 
 	dep := getDeployment(t, ns, "web")
 	svc := getService(t, ns, "web")
@@ -268,7 +268,7 @@ func TestDriftIsReverted(t *testing.T) {
 		}
 		n := int32(0)
 		for _, e := range evs.Items {
-			n += max(e.Count, 1)
+			n += occurrences(e)
 		}
 		return n >= 2, fmt.Sprintf("%d events", n), nil
 	})
@@ -555,6 +555,7 @@ func TestSteadyStateMakesNoWrites(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	eventsBefore := eventsAbout(t, ns, "steady")
 	// Wait for a full resync of the shared controller, which re-syncs every
 	// DeployObject.
 	resyncs, _ := shared.metric("deployobject_reconcile_total")
@@ -572,4 +573,21 @@ func TestSteadyStateMakesNoWrites(t *testing.T) {
 			t.Errorf("%v %s requests in steady state across a resync, want 0", d, verb)
 		}
 	}
+	if n := eventsAbout(t, ns, "steady"); n != eventsBefore {
+		t.Errorf("%d events about the DeployObject after a resync in steady state, %d before", n, eventsBefore)
+	}
+}
+
+// eventsAbout counts the occurrences of every event about DeployObject name.
+func eventsAbout(t *testing.T, ns, name string) int32 {
+	t.Helper()
+	evs, err := env.kube.CoreV1().Events(ns).List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.kind=DeployObject,involvedObject.name=" + name})
+	if err != nil {
+		t.Fatalf("listing events: %v", err)
+	}
+	var n int32
+	for _, e := range evs.Items {
+		n += occurrences(e)
+	}
+	return n
 }

@@ -178,7 +178,7 @@ func TestCrashWhileCreating(t *testing.T) {
 		default:
 		}
 	}
-	defer p.stop(syscall.SIGTERM, 30*time.Second)
+	defer p.stopLogged(t, syscall.SIGTERM, 30*time.Second)
 	start := time.Now()
 	waitAllReady(t, ns, n, 5*timeout)
 	converged := time.Since(start)
@@ -616,7 +616,7 @@ func TestSecretValuesStayOutOfLogsAndEvents(t *testing.T) {
 	warnings := 0
 	for _, e := range evs.Items {
 		if e.Type == corev1.EventTypeWarning && e.InvolvedObject.Name == "web" {
-			warnings += int(max(e.Count, 1))
+			warnings += int(occurrences(e))
 		}
 	}
 	if warnings != 1 {
@@ -660,7 +660,7 @@ func TestAPIServerOutageWithLeaderElection(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer p.stop(syscall.SIGKILL, 5*time.Second)
+	defer p.stopLogged(t, syscall.SIGKILL, 5*time.Second)
 	waitLeader(t, p)
 	down, created, restart := apiServerOutage(t, ns, "o", n)
 	select {
@@ -692,7 +692,7 @@ func TestAPIServerOutageWithLeaderElection(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer p.stop(syscall.SIGKILL, 5*time.Second)
+	defer p.stopLogged(t, syscall.SIGKILL, 5*time.Second)
 	time.Sleep(30*time.Second - time.Since(down))
 	restart()
 	back := time.Now()

@@ -58,7 +58,7 @@ func TestMonitoringMetricNames(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer p.stop(syscall.SIGKILL, 5*time.Second)
+	defer p.stopLogged(t, syscall.SIGKILL, 5*time.Second)
 	create(t, newDO(ns, "web"))
 	waitReady(t, ns, "web")
 

@@ -76,7 +76,9 @@ func TestNamespacedInstallation(t *testing.T) {
 		{[]string{"delete", "services", "-n", ns}, "yes"},
 		{[]string{"watch", "poddisruptionbudgets.policy", "-n", ns}, "yes"},
 		{[]string{"delete", "horizontalpodautoscalers.autoscaling", "-n", ns}, "yes"},
-		{[]string{"create", "events", "-n", ns}, "yes"},
+		{[]string{"create", "events.events.k8s.io", "-n", ns}, "yes"},
+		{[]string{"patch", "events.events.k8s.io", "-n", ns}, "yes"},
+		{[]string{"create", "events", "-n", ns}, "no"},
 		{[]string{"create", "leases.coordination.k8s.io", "-n", ns}, "yes"},
 		{[]string{"update", "leases.coordination.k8s.io/deployobject-controller", "-n", ns}, "yes"},
 		// In its namespace, no more than the ClusterRole of deploy/ grants.
@@ -91,7 +93,7 @@ func TestNamespacedInstallation(t *testing.T) {
 		{[]string{"patch", "deployobjects.app.deployobject.dev", "--subresource=status", "-n", other}, "no"},
 		{[]string{"create", "deployments.apps", "-n", other}, "no"},
 		{[]string{"create", "services", "-n", other}, "no"},
-		{[]string{"create", "events", "-n", other}, "no"},
+		{[]string{"create", "events.events.k8s.io", "-n", other}, "no"},
 		{[]string{"create", "leases.coordination.k8s.io", "-n", other}, "no"},
 		// Nothing cluster-wide.
 		{[]string{"list", "deployobjects.app.deployobject.dev", "-A"}, "no"},

@@ -17,6 +17,8 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"deployobject.dev/controller/pkg/children"
 )
 
 const (
@@ -83,6 +85,17 @@ func TestInClusterUnderDeployRBAC(t *testing.T) {
 		evs, err := env.kube.CoreV1().Events(ns).List(ctx, metav1.ListOptions{FieldSelector: "reason=DriftCorrected"})
 		return err == nil && len(evs.Items) == 1, fmt.Sprint(err), nil
 	})
+	// Written through events.k8s.io/v1, which requires the action and the
+	// reporting instance, and leaves core/v1's source empty.
+	evs, err := env.kube.CoreV1().Events(ns).List(ctx, metav1.ListOptions{FieldSelector: "reason=DriftCorrected"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e := evs.Items[0]; e.Action != "Reconcile" || e.ReportingController != children.ControllerName || !strings.HasPrefix(e.ReportingInstance, children.ControllerName+"-") ||
+		e.EventTime.IsZero() || e.Source.Component != "" || !strings.Contains(e.Message, "Service web") {
+		t.Errorf("DriftCorrected event: action %q, reporting %q/%q, eventTime %v, source %+v, message %q; want an events.k8s.io/v1 event naming the Service",
+			e.Action, e.ReportingController, e.ReportingInstance, e.EventTime, e.Source, e.Message)
+	}
 	waitReady(t, ns, "web")
 	if p.deniedTo(serviceAccount) {
 		t.Errorf("the controller was denied by the deploy/ RBAC:\n%s", p.logTail(40))
@@ -163,7 +176,10 @@ func TestServiceAccountPermissions(t *testing.T) {
 		{[]string{"update", "horizontalpodautoscalers.autoscaling", "--subresource=status", "-n", "default"}, "no"},
 		// The controller never scales a DeployObject: the autoscaler does.
 		{[]string{"update", "deployobjects.app.deployobject.dev", "--subresource=scale", "-n", "default"}, "no"},
-		{[]string{"create", "events", "-n", "default"}, "yes"},
+		{[]string{"create", "events.events.k8s.io", "-n", "default"}, "yes"},
+		{[]string{"patch", "events.events.k8s.io", "-n", "default"}, "yes"},
+		// Events go through events.k8s.io/v1 only.
+		{[]string{"create", "events", "-n", "default"}, "no"},
 		{[]string{"update", "leases.coordination.k8s.io/deployobject-controller", "-n", systemNamespace}, "yes"},
 		{[]string{"create", "tokenreviews.authentication.k8s.io"}, "yes"},
 		{[]string{"create", "subjectaccessreviews.authorization.k8s.io"}, "yes"},
@@ -230,13 +246,13 @@ func TestLeaderElectionHandover(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer a.stop(syscall.SIGKILL, 5*time.Second)
+	defer a.stopLogged(t, syscall.SIGKILL, 5*time.Second)
 	waitLeader(t, a)
 	b, err := startController("leader-b", args...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer b.stop(syscall.SIGKILL, 5*time.Second)
+	defer b.stopLogged(t, syscall.SIGKILL, 5*time.Second)
 	consistently(t, 3*time.Second, "the second replica waits", func() (bool, string, error) {
 		v, err := b.metric("deployobject_controller_leader")
 		return v == 0, fmt.Sprint(v), err
@@ -259,7 +275,7 @@ func TestLeaderElectionHandover(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer c.stop(syscall.SIGKILL, 5*time.Second)
+	defer c.stopLogged(t, syscall.SIGKILL, 5*time.Second)
 	start = time.Now()
 	if err := b.stop(syscall.SIGTERM, 30*time.Second); err != nil {
 		t.Errorf("SIGTERM: the leader did not exit cleanly: %v", err)
@@ -350,7 +366,7 @@ func TestShutdownUnderBacklog(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer p.stop(syscall.SIGKILL, 5*time.Second)
+	defer p.stopLogged(t, syscall.SIGKILL, 5*time.Second)
 	eventually(t, timeout, "the first syncs", func() (bool, string, error) {
 		v, err := p.metric("deployobject_reconcile_total")
 		return v >= 5, fmt.Sprint(v), err

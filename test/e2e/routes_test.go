@@ -250,7 +250,7 @@ func TestRoutesHTTPRoute(t *testing.T) {
 
 	expectQuiet(t, p, ns, 3*childrenResync, true)
 	// And across a restart, with the CRDs' defaults in both routes.
-	p = restartWritesNothing(t, p, ns)
+	restartWritesNothing(t, p, ns)
 
 	playGateway(t, gateway, ns, "web", metav1.ConditionFalse, "NotAllowedByListeners", metav1.ConditionTrue, "ResolvedRefs")
 	c = waitChildCondition(t, ns, "web", appv1.ConditionRoute, metav1.ConditionFalse, "NotAllowedByListeners")

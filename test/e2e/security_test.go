@@ -182,7 +182,7 @@ func TestExamplePolicyRestrictsDeployObjects(t *testing.T) {
 			"spec.serviceType LoadBalancer is not allowed in this namespace: only ClusterIP"},
 		{"node-port", func(d *appv1.DeployObject) { allowed(d); d.Spec.ServiceType = appv1.ServiceTypeNodePort },
 			"spec.serviceType NodePort is not allowed in this namespace: only ClusterIP"},
-		{"foreign-image", func(d *appv1.DeployObject) {},
+		{"foreign-image", func(*appv1.DeployObject) {},
 			"spec.image nginx:1.27 is not allowed in this namespace: images must start with registry.example.com/"},
 	} {
 		// The API server picks the policy up shortly after it is written.
@@ -242,7 +242,7 @@ func TestMetricsRequireAuthorization(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer p.stop(syscall.SIGKILL, 5*time.Second)
+	defer p.stopLogged(t, syscall.SIGKILL, 5*time.Second)
 	for _, tc := range []struct {
 		name, token string
 		want        int

@@ -37,7 +37,7 @@ var (
 
 func init() {
 	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
-	utilruntime.Must(appv1.AddToScheme(scheme))
+	utilruntime.Must(appv1.Install(scheme))
 }
 
 func main() {
