@@ -14,7 +14,7 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd -P)
 readonly ROOT
 readonly CACHE_DIR="${DEPLOYOBJECT_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/deployobject-controller}"
 readonly BIN_DIR="${CACHE_DIR}/golangci-lint-${VERSION}"
-readonly MODULES=(. test/gitops test/monitoring test/bench/peer hack/image)
+readonly MODULES=(. test/gitops test/monitoring test/bench/peer hack/image hack/release)
 
 if [[ ! -x "${BIN_DIR}/golangci-lint" ]]; then
 	echo "golangci-lint: building ${VERSION} into ${BIN_DIR} (first time only)" >&2

@@ -81,7 +81,7 @@ func writeLayout(images []platformImage, meta metadata, out, sbomDir string) (v1
 	// The order of the flags must not change the digest.
 	slices.SortFunc(images, func(a, b platformImage) int { return strings.Compare(a.platform.String(), b.platform.String()) })
 
-	var idx v1.ImageIndex = mutate.IndexMediaType(empty.Index, types.OCIImageIndex)
+	idx := mutate.IndexMediaType(empty.Index, types.OCIImageIndex)
 	for _, pi := range images {
 		idx = mutate.AppendManifests(idx, mutate.IndexAddendum{
 			Add:        pi.image,

@@ -101,16 +101,24 @@ func checkSBOM(b *built, d v1.Descriptor, binary []byte, mod goModule, o checkOp
 		return fmt.Errorf("the SBOM's manifest has the artifact type %q, the configuration %q and the layers %v; want %q, %q and one layer of %[4]q",
 			m.ArtifactType, m.Config.MediaType, m.Layers, spdxMediaType, types.OCIEmptyJSON)
 	}
-	if cfg, err := art.RawConfigFile(); err != nil || string(cfg) != "{}" {
-		return fmt.Errorf("the SBOM's configuration is %q (%v), want {}", cfg, err)
+	cfg, err := art.RawConfigFile()
+	if err != nil {
+		return fmt.Errorf("the SBOM's configuration: %w", err)
+	}
+	if string(cfg) != "{}" {
+		return fmt.Errorf("the SBOM's configuration is %q, want {}", cfg)
 	}
 	sbom, err := blob(art, m.Layers[0])
 	if err != nil {
 		return fmt.Errorf("the SBOM's layer: %w", err)
 	}
 	copyPath := filepath.Join(o.sbomDir, sbomFileName(*d.Platform))
-	if c, err := os.ReadFile(copyPath); err != nil || !bytes.Equal(c, sbom) {
-		return fmt.Errorf("%s is not the SBOM in the image (%v)", copyPath, err)
+	c, err := os.ReadFile(copyPath)
+	if err != nil {
+		return fmt.Errorf("the SBOM's copy: %w", err)
+	}
+	if !bytes.Equal(c, sbom) {
+		return fmt.Errorf("%s is not the SBOM in the image", copyPath)
 	}
 	fresh, err := spdxSBOM(binary, *d.Platform, o.meta)
 	if err != nil {

@@ -128,11 +128,11 @@ type imageRef struct {
 // digest is refused: it would install whatever "latest" is on the day.
 func parseImage(ref string) (imageRef, error) {
 	var r imageRef
-	name := ref
-	if i := strings.Index(ref, "@"); i >= 0 {
-		name, r.digest = ref[:i], ref[i+1:]
+	name, digest, hasDigest := strings.Cut(ref, "@")
+	if hasDigest {
+		r.digest = digest
 		if !strings.Contains(r.digest, ":") {
-			return imageRef{}, fmt.Errorf("image %q: the digest must be ALGORITHM:HEX, such as sha256:...", ref)
+			return imageRef{}, fmt.Errorf("image %q: the digest must be ALGORITHM:HEX, such as sha256:HEX", ref)
 		}
 	}
 	// A colon after the last slash starts the tag; one before it belongs
