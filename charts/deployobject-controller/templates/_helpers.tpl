@@ -52,7 +52,8 @@ deploy/rbac.yaml and docs/operating.md.
 - apiGroups: [""]
   resources: ["configmaps"]
   verbs: ["list", "watch", "get", "create", "update", "patch", "delete"]
-- apiGroups: [""]
+# Events through events.k8s.io/v1; nothing writes core/v1 events.
+- apiGroups: ["events.k8s.io"]
   resources: ["events"]
   verbs: ["create", "patch"]
 {{- end -}}
