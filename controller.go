@@ -19,6 +19,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
@@ -572,7 +573,7 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) erro
 	// One Warning per new problem: later retries of the same problem find
 	// it already reported.
 	for _, p := range status.NewProblems(dobj.Status.Conditions, out.Problems) {
-		c.recorder.WithLogger(logger).Eventf(dobj, nil, corev1.EventTypeWarning, p.Reason, eventAction, "%s", children.BoundNote(p.Message))
+		c.recorder.WithLogger(logger).Eventf(dobj, related(dobj, p), corev1.EventTypeWarning, p.Reason, eventAction, "%s", children.BoundNote(p.Message))
 	}
 	if !status.Equal(dobj.Status, newStatus) {
 		if wait := c.progress.Wait(key, dobj.Status, newStatus); wait > 0 {
@@ -603,6 +604,19 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) erro
 		return &children.BlockedError{Problems: retry}
 	}
 	return nil
+}
+
+// related is the child a problem is about, as an event's related object, or
+// nil when the problem names none. events.k8s.io/v1 merges repeats of an
+// event by regarding, related, reason and action, and keeps the first note:
+// without it, two children refused for the same reason in one sync (a quota
+// refusing the Deployment and the Service) would be one event telling of
+// one.
+func related(dobj *appv1.DeployObject, p children.Problem) runtime.Object {
+	if p.Kind == "" || p.Name == "" {
+		return nil
+	}
+	return &corev1.ObjectReference{Kind: p.Kind, Namespace: dobj.Namespace, Name: p.Name}
 }
 
 // syncChildren creates, updates or deletes the children of dobj as needed,

@@ -1059,8 +1059,9 @@ func TestEventsGoThroughEventsV1(t *testing.T) {
 	}
 	e := sent[0]
 	wantRegarding := corev1.ObjectReference{Kind: "DeployObject", APIVersion: "app.deployobject.dev/v1", Namespace: dobj.Namespace, Name: dobj.Name, UID: dobj.UID, ResourceVersion: dobj.ResourceVersion}
-	if e.Regarding != wantRegarding || e.Related != nil {
-		t.Errorf("regarding %+v, related %+v; want %+v and none", e.Regarding, e.Related, wantRegarding)
+	wantRelated := corev1.ObjectReference{Kind: "Deployment", Namespace: dobj.Namespace, Name: dobj.Name}
+	if e.Regarding != wantRegarding || e.Related == nil || *e.Related != wantRelated {
+		t.Errorf("regarding %+v, related %+v; want %+v and the refused Deployment %+v", e.Regarding, e.Related, wantRegarding, wantRelated)
 	}
 	if e.Type != corev1.EventTypeWarning || e.Reason != appv1.ReasonInvalidSpec || e.Action != "Reconcile" ||
 		e.ReportingController != "deployobject-controller" || e.ReportingInstance != "deployobject-controller-"+hostname ||
@@ -1372,25 +1373,30 @@ func TestSyncBlockedChildrenAreReported(t *testing.T) {
 	vap.ErrStatus.Message = `services "web" is forbidden: ValidatingAdmissionPolicy 'no-lb' with binding 'no-lb' denied request: no LoadBalancer`
 	rbac := apierrors.NewForbidden(gr, "web", errors.New(`User "system:serviceaccount:x:y" cannot create resource "services"`))
 	invalid := apierrors.NewInvalid(schema.GroupKind{Group: "apps", Kind: "Deployment"}, "web", nil)
+	serviceQuota := apierrors.NewForbidden(gr, "web", errors.New("exceeded quota: q, requested: services.loadbalancers=1"))
 	for _, tc := range []struct {
 		name                  string
 		deployErr, serviceErr error
 		reason                string
 		retried               bool
-		events                int
+		// related are the kinds of the events' related objects, in order:
+		// events.k8s.io/v1 merges events that differ in nothing else.
+		related []string
 	}{
-		{"quota refuses the Deployment, the Service is made", quota, nil, appv1.ReasonQuotaExceeded, true, 1},
-		{"webhook denial without a code", nil, webhook, appv1.ReasonForbidden, true, 1},
-		{"ValidatingAdmissionPolicy denial", nil, vap, appv1.ReasonForbidden, true, 1},
-		{"RBAC", nil, rbac, appv1.ReasonForbidden, true, 1},
-		{"invalid Deployment, refused Service", invalid, rbac, appv1.ReasonInvalidSpec, true, 2},
-		{"invalid Deployment only", invalid, nil, appv1.ReasonInvalidSpec, false, 1},
+		{"quota refuses the Deployment, the Service is made", quota, nil, appv1.ReasonQuotaExceeded, true, []string{"Deployment"}},
+		{"quota refuses both", quota, serviceQuota, appv1.ReasonQuotaExceeded, true, []string{"Deployment", "Service"}},
+		{"webhook denial without a code", nil, webhook, appv1.ReasonForbidden, true, []string{""}},
+		{"ValidatingAdmissionPolicy denial", nil, vap, appv1.ReasonForbidden, true, []string{"Service"}},
+		{"RBAC", nil, rbac, appv1.ReasonForbidden, true, []string{"Service"}},
+		{"invalid Deployment, refused Service", invalid, rbac, appv1.ReasonInvalidSpec, true, []string{"Deployment", "Service"}},
+		{"invalid Deployment only", invalid, nil, appv1.ReasonInvalidSpec, false, []string{"Deployment"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFixture(t)
 			f.dobjs = []*appv1.DeployObject{testobjects.NewDeployObject()}
 			_, ctx := ktesting.NewTestContext(t)
 			c := f.newController(ctx)
+			f.recorder.Verbose = true
 			for resource, err := range map[string]error{"deployments": tc.deployErr, "services": tc.serviceErr} {
 				if err != nil {
 					f.kubeClient.PrependReactor("create", resource, func(core.Action) (bool, runtime.Object, error) { return true, nil, err })
@@ -1407,8 +1413,17 @@ func TestSyncBlockedChildrenAreReported(t *testing.T) {
 			if n := c.queue.NumRequeues(testobjects.TestKey); (n == 1) != tc.retried {
 				t.Errorf("requeues = %d, want retried with backoff: %v", n, tc.retried)
 			}
-			if ev := recorded(f.recorder); len(ev) != tc.events || !strings.HasPrefix(ev[0], "Warning "+tc.reason) {
-				t.Errorf("events = %q, want %d Warning, the first %s", ev, tc.events, tc.reason)
+			ev := recorded(f.recorder)
+			if len(ev) != len(tc.related) || !strings.HasPrefix(ev[0], "Warning "+tc.reason) {
+				t.Fatalf("events = %q, want %d Warning, the first %s", ev, len(tc.related), tc.reason)
+			}
+			for i, kind := range tc.related {
+				// The fake prints the kinds of the regarding object (none:
+				// a typed object from a lister has no TypeMeta) and of the
+				// related one.
+				if got := strings.Contains(ev[i], " {kind="); got != (kind != "") || kind != "" && !strings.HasSuffix(ev[i], " {kind="+kind+",apiVersion=}") {
+					t.Errorf("event %d = %q, want the related kind %q", i, ev[i], kind)
+				}
 			}
 		})
 	}

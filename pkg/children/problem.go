@@ -62,6 +62,8 @@ func conflictOf(kind string, live metav1.Object, dobj *appv1.DeployObject) error
 type Problem struct {
 	// kind is the kind of the child.
 	Kind string
+	// Name is the child's name, when the error names it.
+	Name string
 	// reason is the Ready condition's reason for it.
 	Reason  string
 	Message string
@@ -73,6 +75,30 @@ type Problem struct {
 // error that says nothing about the DeployObject (a server error, a stale
 // cache, a terminating namespace).
 func ProblemOf(err error) *Problem {
+	p := problemOf(err)
+	if p != nil {
+		p.Name = childName(err)
+	}
+	return p
+}
+
+// childName is the name of the object err is about, when it says.
+func childName(err error) string {
+	var conflict *ResourceConflictError
+	var predecessor *PredecessorError
+	var status apierrors.APIStatus
+	switch {
+	case errors.As(err, &conflict):
+		return conflict.Name
+	case errors.As(err, &predecessor):
+		return predecessor.Name
+	case errors.As(err, &status) && status.Status().Details != nil:
+		return status.Status().Details.Name
+	}
+	return ""
+}
+
+func problemOf(err error) *Problem {
 	var conflict *ResourceConflictError
 	var predecessor *PredecessorError
 	var recreation *RecreationError
