@@ -170,6 +170,16 @@ type Accepted struct {
 	Mutate func(obj map[string]any)
 }
 
+// MinMinor is, for the rows of AcceptedTable that not every supported
+// Kubernetes release takes, the oldest 1.x whose Pod API takes the value
+// with its default feature gates. On an older API server the CRD still
+// admits it (it cannot know the server's version), and the Deployment is
+// refused: InvalidSpec.
+var MinMinor = map[string]int{
+	// EnvFiles: alpha in 1.34, on by default from 1.35.
+	"env fileKeyRef to an emptyDir volume": 35,
+}
+
 // AcceptedTable lists values close to a rule's edge that are valid, so that
 // tightening a rule too far shows up as a rejection.
 func AcceptedTable() []Accepted {

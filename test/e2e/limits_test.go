@@ -3,8 +3,11 @@
 package e2e
 
 import (
+	"strconv"
+	"strings"
 	"testing"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -13,6 +16,20 @@ import (
 	"deployobject.dev/controller/pkg/children"
 	"deployobject.dev/controller/test/cases"
 )
+
+// serverMinor is the API server's Kubernetes minor version.
+func serverMinor(t *testing.T) int {
+	t.Helper()
+	v, err := env.kube.Discovery().ServerVersion()
+	if err != nil {
+		t.Fatalf("the API server's version: %v", err)
+	}
+	minor, err := strconv.Atoi(strings.TrimSuffix(v.Minor, "+"))
+	if err != nil {
+		t.Fatalf("the API server's minor version %q: %v", v.Minor, err)
+	}
+	return minor
+}
 
 // TestEdgeCasesAreAccepted sends the table of valid values close to a
 // rule's edge to the real API server, with strict field validation so that
@@ -25,6 +42,7 @@ func TestEdgeCasesAreAccepted(t *testing.T) {
 	ns := newNamespace(t)
 	res := env.dynamic.Resource(appv1.SchemeGroupVersion.WithResource("deployobjects")).Namespace(ns)
 	rows := append([]cases.Accepted{{Name: "valid", Mutate: func(map[string]any) {}}}, cases.AcceptedTable()...)
+	minor := serverMinor(t)
 	for _, tc := range rows {
 		t.Run(tc.Name, func(t *testing.T) {
 			obj := cases.Valid("web")
@@ -41,7 +59,11 @@ func TestEdgeCasesAreAccepted(t *testing.T) {
 			for _, profile := range []children.PodSecurityProfile{children.ProfileNone, children.ProfileRestricted} {
 				d := children.DesiredDeployment(&dobj, profile)
 				d.Namespace = ns
-				if _, err := env.kube.AppsV1().Deployments(ns).Create(ctx, d, opts); err != nil {
+				_, err := env.kube.AppsV1().Deployments(ns).Create(ctx, d, opts)
+				switch needs := cases.MinMinor[tc.Name]; {
+				case minor < needs && !apierrors.IsInvalid(err):
+					t.Errorf("Kubernetes 1.%d, older than the 1.%d this value needs: its Deployment (profile %s) is not refused as invalid, as docs/installing.md says: %v", minor, needs, profile, err)
+				case minor >= needs && err != nil:
 					t.Errorf("admitted, but its Deployment (profile %s) is refused: %v", profile, err)
 				}
 			}
