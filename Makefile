@@ -68,7 +68,7 @@ test-gitops: ## The Argo CD health check and Flux's kstatus on the fixtures e2e 
 	cd test/gitops && go test -count=1 ./...
 
 .PHONY: test-monitoring
-test-monitoring: ## The alerts and dashboard of deploy/components/monitoring against the metrics e2e captured, and the kustomize builds of it and of deploy/components/metrics-networkpolicy (module test/monitoring).
+test-monitoring: ## The alerts and dashboard of deploy/components/monitoring against the metrics e2e captured, and the kustomize builds of it, of deploy/components/metrics-networkpolicy and of deploy/components/metrics-cert-manager (module test/monitoring).
 	bindir=$$(hack/cluster.sh build) && cd test/monitoring && KUBECTL="$$bindir/kubectl" go test -count=1 ./...
 
 .PHONY: test-chart

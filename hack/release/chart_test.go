@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -10,6 +11,8 @@ import (
 	"helm.sh/helm/v4/pkg/chart/common"
 	chart "helm.sh/helm/v4/pkg/chart/v2"
 	"helm.sh/helm/v4/pkg/chart/v2/loader"
+	"sigs.k8s.io/kustomize/api/krusty"
+	"sigs.k8s.io/kustomize/kyaml/filesys"
 )
 
 // root is the repository, from this module's directory.
@@ -125,10 +128,18 @@ func TestChartMatchesKustomize(t *testing.T) {
 		{"trackSecrets", "trackSecrets: true", systemNamespace, with(cluster, "deploy/track-secrets")},
 		{"monitoring", "monitoring: {enabled: true}", systemNamespace, with(cluster, "deploy/components/monitoring")},
 		{"metricsNetworkPolicy", "metricsNetworkPolicy: {enabled: true}", systemNamespace, with(cluster, "deploy/components/metrics-networkpolicy")},
-		{"every piece", "{trackSecrets: true, monitoring: {enabled: true}, metricsNetworkPolicy: {enabled: true}}", systemNamespace,
+		{"metricsCertManager", "metricsCertManager: {enabled: true}", systemNamespace, with(cluster, "deploy/components/metrics-cert-manager")},
+		// With monitoring too, the ServiceMonitor verifies the certificate,
+		// which the kustomization in the docs does with a patch: see
+		// TestChartMatchesDocs.
+		{"trackSecrets, monitoring and metricsNetworkPolicy", "{trackSecrets: true, monitoring: {enabled: true}, metricsNetworkPolicy: {enabled: true}}", systemNamespace,
 			with(cluster, "deploy/track-secrets", "deploy/components/monitoring", "deploy/components/metrics-networkpolicy")},
+		{"trackSecrets and metricsCertManager", "{trackSecrets: true, metricsCertManager: {enabled: true}}", systemNamespace,
+			with(cluster, "deploy/track-secrets", "deploy/components/metrics-cert-manager")},
 		{"namespaced", "namespaced: true", "team-a", namespaced},
 		{"namespaced trackSecrets", "{namespaced: true, trackSecrets: true}", "team-a", with(namespaced, "deploy/namespaced/track-secrets")},
+		{"namespaced trackSecrets and metricsCertManager", "{namespaced: true, trackSecrets: true, metricsCertManager: {enabled: true}}", "team-a",
+			with(namespaced, "deploy/namespaced/track-secrets", "deploy/components/metrics-cert-manager")},
 		{"namespaced monitoring and metricsNetworkPolicy", "{namespaced: true, monitoring: {enabled: true}, metricsNetworkPolicy: {enabled: true}}", "team-a",
 			with(namespaced, "deploy/components/monitoring", "deploy/components/metrics-networkpolicy")},
 	} {
@@ -140,6 +151,71 @@ func TestChartMatchesKustomize(t *testing.T) {
 				ignore = append(ignore, namespaceObject)
 			}
 			compareToKustomize(t, want, got, ignore...)
+		})
+	}
+}
+
+// buildDocBlock builds the kustomization in the yaml block of page (a file
+// of the repository) whose first line is first, as it stands there, next to
+// a link named deployobject-controller to this repository, as the docs
+// have it.
+func buildDocBlock(t *testing.T, page, first string) []object {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join(root, page))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, after, ok := strings.Cut(string(raw), "```yaml\n"+first+"\n")
+	if !ok {
+		t.Fatalf("%s has no yaml block beginning %q", page, first)
+	}
+	block, _, ok := strings.Cut(after, "\n```\n")
+	if !ok {
+		t.Fatalf("%s: the block beginning %q does not end", page, first)
+	}
+	dir := t.TempDir()
+	repo, err := filepath.Abs(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(repo, filepath.Join(dir, "deployobject-controller")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "kustomization.yaml"), []byte(first+"\n"+block+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	m, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(filesys.MakeFsOnDisk(), dir)
+	if err != nil {
+		t.Fatalf("kustomize build of %s's block %q: %v", page, first, err)
+	}
+	data, err := m.AsYaml()
+	if err != nil {
+		t.Fatal(err)
+	}
+	objs, err := decodeObjects(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return objs
+}
+
+// TestChartMatchesDocs: the chart with metricsCertManager renders what the
+// kustomizations of "Metrics certificate from cert-manager" in
+// docs/operating.md build, as TestChartMatchesKustomize compares: with
+// monitoring, a ServiceMonitor that verifies the certificate, as the docs'
+// patch makes it; with issuerRef, the Certificate signed by that issuer and
+// no CA of the chart's own, as the docs' patches have it.
+func TestChartMatchesDocs(t *testing.T) {
+	ch := loadChart(t)
+	for _, tc := range []struct{ values, block string }{
+		{"{monitoring: {enabled: true}, metricsCertManager: {enabled: true}}",
+			"# kustomization.yaml: the metrics certificate, verified by the monitoring component's ServiceMonitor"},
+		{"metricsCertManager: {enabled: true, issuerRef: {name: internal-ca, kind: ClusterIssuer}}",
+			"# kustomization.yaml: the metrics certificate from your own issuer"},
+	} {
+		t.Run(tc.values, func(t *testing.T) {
+			want := buildDocBlock(t, "docs/operating.md", tc.block)
+			compareToKustomize(t, want, render(t, ch, systemNamespace, tc.values), namespaceObject)
 		})
 	}
 }
@@ -365,6 +441,17 @@ func TestChartValues(t *testing.T) {
 				t.Error("no alerts")
 			}
 		}},
+		{"metricsCertManager with an issuer of one's own", "metricsCertManager: {enabled: true, issuerRef: {name: team-ca}}", func(t *testing.T, objs []object) {
+			const cert = "Certificate.cert-manager.io " + systemNamespace + "/deployobject-controller-metrics"
+			c := index(t, objs)[cert]
+			if c == nil {
+				t.Fatalf("no %s", cert)
+			}
+			assertEqual(t, "issuerRef", field(t, c, "spec", "issuerRef"), map[string]any{"name": "team-ca", "kind": "Issuer", "group": "cert-manager.io"})
+			// No CA of the chart's own: the serving Certificate is the one
+			// object added.
+			assertEqual(t, "objects", without(ids(objs), cert), ids(defaults))
+		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.check(t, render(t, ch, systemNamespace, tc.values))
@@ -418,6 +505,10 @@ func TestChartRefusesValues(t *testing.T) {
 		{"monitoring: {enable: true}", "enable"},
 		{"podDisruptionBudget: {maxUnavailable: -1}", "maxUnavailable"},
 		{"leaderElection: {leaseDuration: 15}", "leaseDuration"},
+		{"metricsCertManager: {enabled: true, issuerRef: {kind: ClusterIssuer}}", "set issuerRef.name"},
+		{"metricsCertManager: {enabled: true, issuerRef: {name: team-ca, kind: ''}}", "kind"},
+		{"metricsCertManager: {issuerRef: {name: team-ca, namespace: cert-manager}}", "namespace"},
+		{"metricsCertManager: {enable: true}", "enable"},
 	} {
 		t.Run(tc.values, func(t *testing.T) {
 			_, err := renderChart(ch, systemNamespace, values(t, tc.values), true)

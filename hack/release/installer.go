@@ -28,7 +28,10 @@ type artifact struct {
 // patch the Deployment (track-secrets) are shipped as whole installations,
 // to apply instead of the plain one: shipped apart, the patched Deployment
 // would be undone by the next apply of install.yaml. Components that only
-// add objects are shipped as those objects alone.
+// add objects are shipped as those objects alone. The metrics-cert-manager
+// component patches the Deployment too but is not shipped: as whole
+// installations it would take one file per combination with track-secrets
+// and namespaced, for a piece that needs cert-manager first.
 func artifacts(image string) []artifact {
 	cluster := overlay{base: "deploy", namespace: systemNamespace, image: image}
 	namespaced := overlay{base: "deploy/namespaced", image: image}

@@ -177,9 +177,11 @@ func TestInstaller(t *testing.T) {
 // TestAdditionsRefusesPatches: a component that changes an object of the
 // installation cannot be shipped as the objects it adds.
 func TestAdditionsRefusesPatches(t *testing.T) {
-	_, err := additions(root, overlay{base: "deploy", namespace: systemNamespace}, "deploy/track-secrets")
-	if err == nil || !strings.Contains(err.Error(), "changes Deployment") {
-		t.Errorf("additions of deploy/track-secrets: %v, want a refusal naming the Deployment", err)
+	for _, component := range []string{"deploy/track-secrets", "deploy/components/metrics-cert-manager"} {
+		_, err := additions(root, overlay{base: "deploy", namespace: systemNamespace}, component)
+		if err == nil || !strings.Contains(err.Error(), "changes Deployment") {
+			t.Errorf("additions of %s: %v, want a refusal naming the Deployment", component, err)
+		}
 	}
 }
 

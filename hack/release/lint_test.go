@@ -14,8 +14,9 @@ import (
 func TestHelmLint(t *testing.T) {
 	for _, tc := range []struct{ name, namespace, values string }{
 		{"defaults", systemNamespace, ""},
-		{"every piece", systemNamespace, "{trackSecrets: true, monitoring: {enabled: true, labels: {release: x}, runbookURL: 'https://git.invalid/docs/monitoring.md'}, metricsNetworkPolicy: {enabled: true}}"},
-		{"namespaced", "team-a", "{namespaced: true, trackSecrets: true, monitoring: {enabled: true}, metricsNetworkPolicy: {enabled: true}}"},
+		{"every piece", systemNamespace, "{trackSecrets: true, monitoring: {enabled: true, labels: {release: x}, runbookURL: 'https://git.invalid/docs/monitoring.md'}, metricsNetworkPolicy: {enabled: true}, metricsCertManager: {enabled: true}}"},
+		{"namespaced", "team-a", "{namespaced: true, trackSecrets: true, monitoring: {enabled: true}, metricsNetworkPolicy: {enabled: true}, metricsCertManager: {enabled: true}}"},
+		{"an issuer of one's own", systemNamespace, "metricsCertManager: {enabled: true, issuerRef: {name: internal-ca, kind: ClusterIssuer}}"},
 		{"one replica without leader election", systemNamespace, "{replicas: 1, leaderElection: {enabled: false}, podDisruptionBudget: {enabled: false}}"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -7,7 +7,8 @@
 // to its runbook in docs/monitoring.md. It also builds the component with
 // kubectl kustomize on top of deploy/ and deploy/namespaced, with the
 // runbook links docs/monitoring.md shows, and with the metrics-networkpolicy
-// component. It is a module
-// of its own so that Prometheus's dependencies stay out of the controller's
-// go.mod.
+// component; and it builds the metrics-cert-manager component, alone, with
+// the monitoring component, and in the kustomizations docs/operating.md
+// shows. It is a module of its own so that Prometheus's dependencies stay
+// out of the controller's go.mod.
 package monitoring

@@ -9,18 +9,40 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-// docBlock returns the fenced code block of doc whose first line is first.
-func docBlock(t *testing.T, doc, first string) string {
+// docBlock returns the fenced code block of doc, the text of page, whose
+// first line is first.
+func docBlock(t *testing.T, page, doc, first string) string {
 	t.Helper()
 	_, after, ok := strings.Cut(doc, "```yaml\n"+first+"\n")
 	if !ok {
-		t.Fatalf("%s has no yaml block beginning %q", runbookPage, first)
+		t.Fatalf("%s has no yaml block beginning %q", page, first)
 	}
 	block, _, ok := strings.Cut(after, "\n```\n")
 	if !ok {
-		t.Fatalf("%s: the block beginning %q does not end", runbookPage, first)
+		t.Fatalf("%s: the block beginning %q does not end", page, first)
 	}
 	return first + "\n" + block + "\n"
+}
+
+// docDir writes files, by name, into a directory next to a link named
+// deployobject-controller to this repository, as the docs' kustomizations
+// have it, and returns the directory.
+func docDir(t *testing.T, files map[string]string) string {
+	t.Helper()
+	dir := t.TempDir()
+	repo, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(repo, filepath.Join(dir, "deployobject-controller")); err != nil {
+		t.Fatal(err)
+	}
+	for name, content := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
 }
 
 // TestRunbookLinks builds the two files of "Runbook links" in
@@ -35,8 +57,8 @@ func TestRunbookLinks(t *testing.T) {
 		t.Fatal(err)
 	}
 	doc := string(raw)
-	kustomization := docBlock(t, doc, "# kustomization.yaml: the monitoring component with runbook links")
-	runbooksFile := docBlock(t, doc, "# runbooks.yaml: read by kustomize only (local-config), never applied")
+	kustomization := docBlock(t, runbookPage, doc, "# kustomization.yaml: the monitoring component with runbook links")
+	runbooksFile := docBlock(t, runbookPage, doc, "# runbooks.yaml: read by kustomize only (local-config), never applied")
 	var cm object
 	if err := yaml.Unmarshal([]byte(runbooksFile), &cm); err != nil {
 		t.Fatal(err)
@@ -46,20 +68,7 @@ func TestRunbookLinks(t *testing.T) {
 		t.Fatal("runbooks.yaml in docs/monitoring.md has no data.url")
 	}
 
-	dir := t.TempDir()
-	repo, err := filepath.Abs("../..")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink(repo, filepath.Join(dir, "deployobject-controller")); err != nil {
-		t.Fatal(err)
-	}
-	for name, content := range map[string]string{"kustomization.yaml": kustomization, "runbooks.yaml": runbooksFile} {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	objs := kustomize(t, dir)
+	objs := kustomize(t, docDir(t, map[string]string{"kustomization.yaml": kustomization, "runbooks.yaml": runbooksFile}))
 	for _, o := range objs {
 		if o.Kind == cm.Kind && o.Metadata.Name == cm.Metadata.Name {
 			t.Errorf("the build holds %s %s, which is only for kustomize", o.Kind, o.Metadata.Name)
