@@ -107,7 +107,9 @@ func detectorReport() (fired []string, summary string) {
 		if strings.Contains(log, "Mutation detector is enabled") {
 			mutation++
 		}
-		consistency += strings.Count(log, "data consistency check for")
+		// client-go v0.37 logs this once per check (v0.36 said "data
+		// consistency check for NAME is enabled").
+		consistency += strings.Count(log, "data consistency check is enabled")
 		for _, line := range strings.Split(log, "\n") {
 			for _, m := range detectorMarkers {
 				if strings.Contains(line, m) {
