@@ -263,33 +263,18 @@ var alphaFields = []struct {
 // refuseAlphaFields walks s, the schema of the Go type t, and adds a rule
 // refusing each of alphaFields wherever its type appears.
 func refuseAlphaFields(s *apiextensionsv1.JSONSchemaProps, t reflect.Type) {
-	t = elem(t)
-	if t.Kind() != reflect.Struct {
-		return
-	}
-	for _, a := range alphaFields {
-		if a.in != t {
-			continue
+	walkTyped(s, t, func(s *apiextensionsv1.JSONSchemaProps, t reflect.Type) bool {
+		for _, a := range alphaFields {
+			if _, ok := s.Properties[a.field]; ok && a.in == t {
+				s.XValidations = append(s.XValidations, apiextensionsv1.ValidationRule{
+					Rule:      "!has(self." + a.field + ")",
+					Message:   a.field + " is alpha in Kubernetes 1.37 (feature gate " + a.gate + ") and not supported",
+					FieldPath: "." + a.field,
+				})
+			}
 		}
-		if _, ok := s.Properties[a.field]; ok {
-			s.XValidations = append(s.XValidations, apiextensionsv1.ValidationRule{
-				Rule:      "!has(self." + a.field + ")",
-				Message:   a.field + " is alpha in Kubernetes 1.37 (feature gate " + a.gate + ") and not supported",
-				FieldPath: "." + a.field,
-			})
-		}
-	}
-	fields := map[string]reflect.Type{}
-	collectFields(t, fields)
-	for name, p := range s.Properties {
-		if ft, ok := fields[name]; ok {
-			refuseAlphaFields(&p, ft)
-			s.Properties[name] = p
-		}
-	}
-	if s.Items != nil && s.Items.Schema != nil {
-		refuseAlphaFields(s.Items.Schema, t)
-	}
+		return true
+	})
 }
 
 // dnsSubdomain is the pattern of most Kubernetes object names.
@@ -419,26 +404,33 @@ const ownPackage = "deployobject.dev/controller/"
 // every description below a property whose type comes from another module,
 // keeping that property's own description.
 func dropForeignDescriptions(s *apiextensionsv1.JSONSchemaProps, t reflect.Type) {
+	walkTyped(s, t, func(s *apiextensionsv1.JSONSchemaProps, t reflect.Type) bool {
+		if strings.HasPrefix(t.PkgPath(), ownPackage) {
+			return true
+		}
+		walkBelow(s, func(c *apiextensionsv1.JSONSchemaProps) { c.Description = "" })
+		return false
+	})
+}
+
+// walkTyped calls f on s, the schema of the Go struct type t (without the
+// pointers, slices and maps around it), and goes on below s, each schema
+// with its Go type, while f returns true.
+func walkTyped(s *apiextensionsv1.JSONSchemaProps, t reflect.Type, f func(*apiextensionsv1.JSONSchemaProps, reflect.Type) bool) {
 	t = elem(t)
-	if t.Kind() != reflect.Struct {
+	if t.Kind() != reflect.Struct || !f(s, t) {
 		return
 	}
 	fields := map[string]reflect.Type{}
 	collectFields(t, fields)
 	for name, p := range s.Properties {
-		ft, ok := fields[name]
-		if !ok {
-			continue
+		if ft, ok := fields[name]; ok {
+			walkTyped(&p, ft, f)
+			s.Properties[name] = p
 		}
-		if e := elem(ft); e.Kind() == reflect.Struct && !strings.HasPrefix(e.PkgPath(), ownPackage) {
-			walkBelow(&p, func(c *apiextensionsv1.JSONSchemaProps) { c.Description = "" })
-		} else {
-			dropForeignDescriptions(&p, ft)
-		}
-		s.Properties[name] = p
 	}
 	if s.Items != nil && s.Items.Schema != nil {
-		dropForeignDescriptions(s.Items.Schema, t)
+		walkTyped(s.Items.Schema, t, f)
 	}
 }
 
