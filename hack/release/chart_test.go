@@ -11,8 +11,6 @@ import (
 	"helm.sh/helm/v4/pkg/chart/common"
 	chart "helm.sh/helm/v4/pkg/chart/v2"
 	"helm.sh/helm/v4/pkg/chart/v2/loader"
-	"sigs.k8s.io/kustomize/api/krusty"
-	"sigs.k8s.io/kustomize/kyaml/filesys"
 )
 
 // root is the repository, from this module's directory.
@@ -184,15 +182,11 @@ func buildDocBlock(t *testing.T, page, first string) []object {
 	if err := os.WriteFile(filepath.Join(dir, "kustomization.yaml"), []byte(first+"\n"+block+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	m, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(filesys.MakeFsOnDisk(), dir)
+	m, err := kustomize(dir)
 	if err != nil {
 		t.Fatalf("kustomize build of %s's block %q: %v", page, first, err)
 	}
-	data, err := m.AsYaml()
-	if err != nil {
-		t.Fatal(err)
-	}
-	objs, err := decodeObjects(data)
+	objs, err := objectsOf(m)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -98,11 +98,16 @@ func (o overlay) build(root string) (resmap.ResMap, error) {
 	if err := os.WriteFile(filepath.Join(dir, "kustomization.yaml"), k, 0o644); err != nil {
 		return nil, err
 	}
-	m, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(filesys.MakeFsOnDisk(), dir)
+	m, err := kustomize(dir)
 	if err != nil {
 		return nil, fmt.Errorf("kustomize build of %s with %v: %w", o.base, o.components, err)
 	}
 	return m, nil
+}
+
+// kustomize builds the kustomization in dir, as `kubectl kustomize` does.
+func kustomize(dir string) (resmap.ResMap, error) {
+	return krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(filesys.MakeFsOnDisk(), dir)
 }
 
 // buildObjects is build, decoded as any YAML a person applies is.
@@ -111,6 +116,11 @@ func (o overlay) buildObjects(root string) ([]object, error) {
 	if err != nil {
 		return nil, err
 	}
+	return objectsOf(m)
+}
+
+// objectsOf decodes the objects of m as any YAML a person applies is.
+func objectsOf(m resmap.ResMap) ([]object, error) {
 	data, err := m.AsYaml()
 	if err != nil {
 		return nil, err
