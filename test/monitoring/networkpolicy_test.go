@@ -100,18 +100,16 @@ func TestMetricsNetworkPolicy(t *testing.T) {
 // bindPort is the port of the ":PORT" address that flag sets in args.
 func bindPort(t *testing.T, args []string, flag string) int {
 	t.Helper()
-	for _, a := range args {
-		if addr, ok := strings.CutPrefix(a, flag+"="); ok {
-			_, port, _ := strings.Cut(addr, ":")
-			n, err := strconv.Atoi(port)
-			if err != nil {
-				t.Fatalf("%s: %v", a, err)
-			}
-			return n
-		}
+	addr := flagValue(t, args, flag, "")
+	if addr == "" {
+		t.Fatalf("the controller's args %v do not set %s", args, flag)
 	}
-	t.Fatalf("the controller's args %v do not set %s", args, flag)
-	return 0
+	_, port, _ := strings.Cut(addr, ":")
+	n, err := strconv.Atoi(port)
+	if err != nil {
+		t.Fatalf("%s=%s: %v", flag, addr, err)
+	}
+	return n
 }
 
 // containerPortOf is the container port a NetworkPolicy port names: a number,
