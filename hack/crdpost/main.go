@@ -293,15 +293,31 @@ func exactlyOne(what string, fields ...string) apiextensionsv1.ValidationRule {
 	}
 }
 
-// scalingRuleBounds gives the numbers of spec.autoscaling.behavior the
-// bounds the HorizontalPodAutoscaler API checks, so that admission refuses
-// what the HorizontalPodAutoscaler would be refused for.
+// scalingRuleBounds gives spec.autoscaling.behavior the rules the
+// HorizontalPodAutoscaler API checks (validateScalingRules and
+// validateScalingPolicy in k8s.io/kubernetes), so that admission refuses
+// what the HorizontalPodAutoscaler would be refused for, naming the field.
+// A policies list that is present must not be empty: the API server fills
+// in the default policies only when the list is absent.
 func scalingRuleBounds(s *apiextensionsv1.JSONSchemaProps, name string) {
 	switch {
 	case name == "scaleUp" || name == "scaleDown":
 		setMinimum(s, "stabilizationWindowSeconds", 0)
 		setMaximum(s, "stabilizationWindowSeconds", 3600)
+		setEnum(s, "selectPolicy", "Max", "Min", "Disabled")
+		if p, ok := s.Properties["tolerance"]; ok {
+			// Bounded for the cost of the rule, which parses it.
+			p.MaxLength = ptr[int64](quantityMaxLength)
+			p.XValidations = append(p.XValidations, apiextensionsv1.ValidationRule{
+				Rule:    "!isQuantity(string(self)) || !quantity(string(self)).isLessThan(quantity('0'))",
+				Message: "tolerance must be a quantity of at least 0",
+			})
+			s.Properties["tolerance"] = p
+		}
+	case name == "policies" && s.Type == "array":
+		s.MinItems = ptr[int64](1)
 	case name == "policies" && s.Type == "object":
+		setEnum(s, "type", "Pods", "Percent")
 		setMinimum(s, "value", 1)
 		setMinimum(s, "periodSeconds", 1)
 		setMaximum(s, "periodSeconds", 1800)
@@ -324,6 +340,20 @@ func metricTargetBounds(s *apiextensionsv1.JSONSchemaProps, name string) {
 			s.Properties[q] = p
 		}
 	}
+}
+
+// setEnum limits a string property to values, which bound its length too.
+func setEnum(s *apiextensionsv1.JSONSchemaProps, property string, values ...string) {
+	p, ok := s.Properties[property]
+	if !ok {
+		return
+	}
+	p.Enum = nil
+	for _, v := range values {
+		p.Enum = append(p.Enum, apiextensionsv1.JSON{Raw: []byte(`"` + v + `"`)})
+	}
+	p.MaxLength = nil
+	s.Properties[property] = p
 }
 
 func setMaximum(s *apiextensionsv1.JSONSchemaProps, property string, maximum float64) {

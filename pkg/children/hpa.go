@@ -2,6 +2,7 @@ package children
 
 import (
 	"fmt"
+	"strings"
 
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
@@ -138,11 +139,45 @@ func metricTarget(t appv1.MetricTarget) autoscalingv2.MetricTarget {
 // HPAInSync reports whether live is in line with desired: it was last
 // written from the same spec, holds every value desired sets, and has no
 // behavior when desired has none (the API server adds none then).
+//
+// A tolerance that desired sets and live lacks is no reason to write when
+// live was written from the same spec: an API server before Kubernetes
+// 1.35 (HPAConfigurableTolerance alpha) drops the field from what it
+// stores, so writing it again would change nothing, at every sync. The
+// cost is that on a later server a tolerance someone removed by hand comes
+// back only with the next write for another reason; AutoscalingCondition
+// reports the missing tolerance either way.
 func HPAInSync(live, desired *autoscalingv2.HorizontalPodAutoscaler) bool {
+	spec := desired.Spec
+	if b, dropped := withoutDroppedTolerances(live.Spec.Behavior, desired.Spec.Behavior); len(dropped) > 0 {
+		spec.Behavior = b
+	}
 	return live.Annotations[appv1.AnnotationAutoscalerHash] == desired.Annotations[appv1.AnnotationAutoscalerHash] &&
 		HasLabels(live.Labels, desired.Labels) &&
 		(desired.Spec.Behavior != nil || live.Spec.Behavior == nil) &&
-		Covers(live.Spec, desired.Spec)
+		Covers(live.Spec, spec)
+}
+
+// withoutDroppedTolerances returns a copy of desired without the
+// tolerances of its scaling rules that live lacks, and the paths of those
+// (behavior.scaleUp.tolerance, behavior.scaleDown.tolerance).
+func withoutDroppedTolerances(live, desired *autoscalingv2.HorizontalPodAutoscalerBehavior) (*autoscalingv2.HorizontalPodAutoscalerBehavior, []string) {
+	if live == nil || desired == nil {
+		return desired, nil
+	}
+	out := desired.DeepCopy()
+	var dropped []string
+	for _, r := range []struct {
+		name    string
+		live    *autoscalingv2.HPAScalingRules
+		desired *autoscalingv2.HPAScalingRules
+	}{{"scaleUp", live.ScaleUp, out.ScaleUp}, {"scaleDown", live.ScaleDown, out.ScaleDown}} {
+		if r.live != nil && r.live.Tolerance == nil && r.desired != nil && r.desired.Tolerance != nil {
+			r.desired.Tolerance = nil
+			dropped = append(dropped, "behavior."+r.name+".tolerance")
+		}
+	}
+	return out, dropped
 }
 
 // MergeHPA returns live with desired's labels, hash and spec, and whether
@@ -213,6 +248,14 @@ func AutoscalingCondition(dobj *appv1.DeployObject, hpa *autoscalingv2.Horizonta
 		if limited := hpaCondition(hpa, autoscalingv2.ScalingLimited); limited != nil && limited.Status == corev1.ConditionTrue {
 			c.Message += "; limited: " + limited.Message
 		}
+	}
+	if _, dropped := withoutDroppedTolerances(hpa.Spec.Behavior, dobj.Spec.Autoscaling.Behavior); len(dropped) > 0 {
+		needs := "they need"
+		if len(dropped) == 1 {
+			needs = "it needs"
+		}
+		c.Message += fmt.Sprintf("; the API server dropped %s: %s Kubernetes 1.35 or later (feature gate HPAConfigurableTolerance), and the cluster-wide tolerance applies",
+			strings.Join(dropped, " and "), needs)
 	}
 	c.Message = BoundMessage(c.Message)
 	return c

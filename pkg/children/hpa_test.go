@@ -212,6 +212,12 @@ func TestHPAInSync(t *testing.T) {
 	withBehavior := func(d *appv1.DeployObject) {
 		d.Spec.Autoscaling.Behavior = &autoscalingv2.HorizontalPodAutoscalerBehavior{ScaleUp: &autoscalingv2.HPAScalingRules{StabilizationWindowSeconds: ptr.To[int32](30)}}
 	}
+	withTolerances := func(d *appv1.DeployObject) {
+		d.Spec.Autoscaling.Behavior = &autoscalingv2.HorizontalPodAutoscalerBehavior{
+			ScaleUp:   &autoscalingv2.HPAScalingRules{Tolerance: ptr.To(resource.MustParse("0.05"))},
+			ScaleDown: &autoscalingv2.HPAScalingRules{StabilizationWindowSeconds: ptr.To[int32](60), Tolerance: ptr.To(resource.MustParse("0.2"))},
+		}
+	}
 	withQueue := func(d *appv1.DeployObject) {
 		d.Spec.Autoscaling.Metrics = []appv1.MetricSpec{{Type: appv1.ExternalMetricSourceType, External: &appv1.ExternalMetricSource{
 			Metric: appv1.MetricIdentifier{Name: "queue_messages_ready", Selector: &appv1.LabelSelector{MatchLabels: map[string]string{"queue": "orders"}}},
@@ -252,6 +258,32 @@ func TestHPAInSync(t *testing.T) {
 		}},
 		{name: "metrics removed from the spec", spec: []func(*appv1.DeployObject){withQueue}, change: func(d *appv1.DeployObject) {
 			d.Spec.Autoscaling.Metrics = nil
+		}},
+		// An API server before Kubernetes 1.35 (HPAConfigurableTolerance
+		// alpha) drops tolerance from what it stores: writing it again would
+		// change nothing, at every sync.
+		{name: "tolerances the API server dropped", spec: []func(*appv1.DeployObject){withTolerances}, drift: func(h *autoscalingv2.HorizontalPodAutoscaler) {
+			h.Spec.Behavior.ScaleUp.Tolerance = nil
+			h.Spec.Behavior.ScaleDown.Tolerance = nil
+		}, want: true},
+		{name: "a tolerance in the server's form", spec: []func(*appv1.DeployObject){withTolerances}, drift: func(h *autoscalingv2.HorizontalPodAutoscaler) {
+			h.Spec.Behavior.ScaleUp.Tolerance = ptr.To(resource.MustParse("50m"))
+		}, want: true},
+		{name: "a tolerance edited", spec: []func(*appv1.DeployObject){withTolerances}, drift: func(h *autoscalingv2.HorizontalPodAutoscaler) {
+			h.Spec.Behavior.ScaleDown.Tolerance = ptr.To(resource.MustParse("0.5"))
+		}},
+		{name: "a dropped tolerance does not hide other drift", spec: []func(*appv1.DeployObject){withTolerances}, drift: func(h *autoscalingv2.HorizontalPodAutoscaler) {
+			h.Spec.Behavior.ScaleUp.Tolerance = nil
+			h.Spec.Behavior.ScaleDown.StabilizationWindowSeconds = ptr.To[int32](300)
+		}},
+		{name: "a scaling rule with its tolerance removed by hand", spec: []func(*appv1.DeployObject){withTolerances}, drift: func(h *autoscalingv2.HorizontalPodAutoscaler) {
+			h.Spec.Behavior.ScaleDown = nil
+		}},
+		// The spec changed since live was written, so live may lack the
+		// tolerance because it was written before: a write, which a server
+		// that keeps tolerance keeps.
+		{name: "a tolerance added to the spec", spec: []func(*appv1.DeployObject){withBehavior}, change: func(d *appv1.DeployObject) {
+			d.Spec.Autoscaling.Behavior.ScaleUp.Tolerance = ptr.To(resource.MustParse("0.05"))
 		}},
 		{name: "label removed", drift: func(h *autoscalingv2.HorizontalPodAutoscaler) { delete(h.Labels, children.NameLabel) }},
 		{name: "hash missing", drift: func(h *autoscalingv2.HorizontalPodAutoscaler) { h.Annotations = nil }},
@@ -318,6 +350,7 @@ func TestAutoscalingCondition(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name       string
+		spec       func(*appv1.DeployObject)
 		missing    bool
 		problem    *children.Problem
 		mutate     func(*autoscalingv2.HorizontalPodAutoscaler)
@@ -339,11 +372,32 @@ func TestAutoscalingCondition(t *testing.T) {
 			wantStatus: metav1.ConditionFalse, wantReason: appv1.ReasonProgressing, wantIn: "waiting for the HorizontalPodAutoscaler controller"},
 		{name: "reason left empty", mutate: setCond(autoscalingv2.ScalingActive, corev1.ConditionFalse, "", "?"),
 			wantStatus: metav1.ConditionFalse, wantReason: "ScalingInactive", wantIn: "is not scaling"},
+		{name: "tolerances the API server dropped", spec: func(d *appv1.DeployObject) {
+			d.Spec.Autoscaling.Behavior = &autoscalingv2.HorizontalPodAutoscalerBehavior{
+				ScaleUp:   &autoscalingv2.HPAScalingRules{Tolerance: ptr.To(resource.MustParse("0.05"))},
+				ScaleDown: &autoscalingv2.HPAScalingRules{Tolerance: ptr.To(resource.MustParse("0.2"))},
+			}
+		}, mutate: func(h *autoscalingv2.HorizontalPodAutoscaler) {
+			h.Spec.Behavior.ScaleUp.Tolerance = nil
+			h.Spec.Behavior.ScaleDown.Tolerance = nil
+		}, wantStatus: metav1.ConditionTrue, wantReason: "ValidMetricFound",
+			wantIn: "between 2 and 5; the API server dropped behavior.scaleUp.tolerance and behavior.scaleDown.tolerance: they need Kubernetes 1.35 or later (feature gate HPAConfigurableTolerance), and the cluster-wide tolerance applies"},
+		{name: "a tolerance the API server dropped while it cannot scale", spec: func(d *appv1.DeployObject) {
+			d.Spec.Autoscaling.Behavior = &autoscalingv2.HorizontalPodAutoscalerBehavior{ScaleDown: &autoscalingv2.HPAScalingRules{Tolerance: ptr.To(resource.MustParse("0.2"))}}
+		}, mutate: func(h *autoscalingv2.HorizontalPodAutoscaler) {
+			h.Spec.Behavior.ScaleDown.Tolerance = nil
+			setCond(autoscalingv2.ScalingActive, corev1.ConditionFalse, "FailedGetResourceMetric", "unable to get metrics for resource cpu")(h)
+		}, wantStatus: metav1.ConditionFalse, wantReason: "FailedGetResourceMetric",
+			wantIn: "unable to get metrics for resource cpu; the API server dropped behavior.scaleDown.tolerance: it needs Kubernetes 1.35 or later"},
 		{name: "not made yet", missing: true, wantStatus: metav1.ConditionFalse, wantReason: appv1.ReasonProgressing, wantIn: "HorizontalPodAutoscaler web does not exist yet"},
 		{name: "blocked", missing: true, problem: &children.Problem{Kind: children.KindHPA, Reason: appv1.ReasonQuotaExceeded, Message: "exceeded quota: q"},
 			wantStatus: metav1.ConditionFalse, wantReason: appv1.ReasonQuotaExceeded, wantIn: "exceeded quota"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			dobj := dobj.DeepCopy()
+			if tc.spec != nil {
+				tc.spec(dobj)
+			}
 			h := testobjects.LiveHPA(dobj)
 			if tc.mutate != nil {
 				tc.mutate(h)

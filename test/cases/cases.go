@@ -333,6 +333,19 @@ func AcceptedTable() []Accepted {
 				"scaleDown": map[string]any{"stabilizationWindowSeconds": int64(3600), "selectPolicy": "Disabled"},
 			},
 		})},
+		{"autoscaling behavior at the other edges: Percent, period 1, Min, tolerance 0 as a string and a number", setSpec("autoscaling", map[string]any{
+			"maxReplicas": int64(3), "targetCPUUtilizationPercentage": int64(70),
+			"behavior": map[string]any{
+				"scaleUp": map[string]any{"selectPolicy": "Min", "tolerance": "0", "policies": []any{
+					map[string]any{"type": "Percent", "value": int64(1), "periodSeconds": int64(1)},
+				}},
+				"scaleDown": map[string]any{"tolerance": int64(0)},
+			},
+		})},
+		{"autoscaling tolerance of 64 characters", setSpec("autoscaling", map[string]any{
+			"maxReplicas": int64(3), "targetCPUUtilizationPercentage": int64(70),
+			"behavior": map[string]any{"scaleDown": map[string]any{"tolerance": "0." + strings.Repeat("0", 61) + "5"}},
+		})},
 		{"autoscaling on memory with a limit only", func(o map[string]any) {
 			delete(resources(o, "requests"), "memory")
 			spec(o)["autoscaling"] = map[string]any{"maxReplicas": int64(3), "targetMemoryUtilizationPercentage": int64(80)}
@@ -1039,6 +1052,54 @@ func InvalidTable() []Invalid {
 		{"autoscaling policy period zero", "spec.autoscaling.behavior.scaleDown.policies[0].periodSeconds", setSpec("autoscaling", map[string]any{
 			"maxReplicas": int64(3), "targetCPUUtilizationPercentage": int64(70),
 			"behavior": map[string]any{"scaleDown": map[string]any{"policies": []any{map[string]any{"type": "Percent", "value": int64(10), "periodSeconds": int64(0)}}}},
+		})},
+		{"autoscaling stabilization window negative", "spec.autoscaling.behavior.scaleDown.stabilizationWindowSeconds", setSpec("autoscaling", map[string]any{
+			"maxReplicas": int64(3), "targetCPUUtilizationPercentage": int64(70),
+			"behavior": map[string]any{"scaleDown": map[string]any{"stabilizationWindowSeconds": int64(-1)}},
+		})},
+		{"autoscaling policy period over half an hour", "spec.autoscaling.behavior.scaleUp.policies[0].periodSeconds", setSpec("autoscaling", map[string]any{
+			"maxReplicas": int64(3), "targetCPUUtilizationPercentage": int64(70),
+			"behavior": map[string]any{"scaleUp": map[string]any{"policies": []any{map[string]any{"type": "Pods", "value": int64(1), "periodSeconds": int64(1801)}}}},
+		})},
+		{"autoscaling policy value zero", "spec.autoscaling.behavior.scaleUp.policies[1].value", setSpec("autoscaling", map[string]any{
+			"maxReplicas": int64(3), "targetCPUUtilizationPercentage": int64(70),
+			"behavior": map[string]any{"scaleUp": map[string]any{"policies": []any{map[string]any{"type": "Pods", "value": int64(4), "periodSeconds": int64(15)}, map[string]any{"type": "Percent", "value": int64(0), "periodSeconds": int64(15)}}}},
+		})},
+		{"autoscaling policy type Pod", "spec.autoscaling.behavior.scaleUp.policies[0].type", setSpec("autoscaling", map[string]any{
+			"maxReplicas": int64(3), "targetCPUUtilizationPercentage": int64(70),
+			"behavior": map[string]any{"scaleUp": map[string]any{"policies": []any{map[string]any{"type": "Pod", "value": int64(4), "periodSeconds": int64(15)}}}},
+		})},
+		{"autoscaling policy type missing", "spec.autoscaling.behavior.scaleDown.policies[0].type", setSpec("autoscaling", map[string]any{
+			"maxReplicas": int64(3), "targetCPUUtilizationPercentage": int64(70),
+			"behavior": map[string]any{"scaleDown": map[string]any{"policies": []any{map[string]any{"value": int64(10), "periodSeconds": int64(60)}}}},
+		})},
+		{"autoscaling selectPolicy Sometimes", "spec.autoscaling.behavior.scaleUp.selectPolicy", setSpec("autoscaling", map[string]any{
+			"maxReplicas": int64(3), "targetCPUUtilizationPercentage": int64(70),
+			"behavior": map[string]any{"scaleUp": map[string]any{"selectPolicy": "Sometimes"}},
+		})},
+		{"autoscaling policies empty", "spec.autoscaling.behavior.scaleDown.policies", setSpec("autoscaling", map[string]any{
+			"maxReplicas": int64(3), "targetCPUUtilizationPercentage": int64(70),
+			"behavior": map[string]any{"scaleDown": map[string]any{"policies": []any{}}},
+		})},
+		{"autoscaling tolerance negative", "spec.autoscaling.behavior.scaleDown.tolerance", setSpec("autoscaling", map[string]any{
+			"maxReplicas": int64(3), "targetCPUUtilizationPercentage": int64(70),
+			"behavior": map[string]any{"scaleDown": map[string]any{"tolerance": "-0.05"}},
+		})},
+		{"autoscaling tolerance negative as a number", "spec.autoscaling.behavior.scaleUp.tolerance", setSpec("autoscaling", map[string]any{
+			"maxReplicas": int64(3), "targetCPUUtilizationPercentage": int64(70),
+			"behavior": map[string]any{"scaleUp": map[string]any{"tolerance": int64(-1)}},
+		})},
+		{"autoscaling tolerance negative in milli", "spec.autoscaling.behavior.scaleUp.tolerance", setSpec("autoscaling", map[string]any{
+			"maxReplicas": int64(3), "targetCPUUtilizationPercentage": int64(70),
+			"behavior": map[string]any{"scaleUp": map[string]any{"tolerance": "-1m"}},
+		})},
+		{"autoscaling tolerance not a quantity", "spec.autoscaling.behavior.scaleDown.tolerance", setSpec("autoscaling", map[string]any{
+			"maxReplicas": int64(3), "targetCPUUtilizationPercentage": int64(70),
+			"behavior": map[string]any{"scaleDown": map[string]any{"tolerance": "5%"}},
+		})},
+		{"autoscaling tolerance too long", "spec.autoscaling.behavior.scaleDown.tolerance", setSpec("autoscaling", map[string]any{
+			"maxReplicas": int64(3), "targetCPUUtilizationPercentage": int64(70),
+			"behavior": map[string]any{"scaleDown": map[string]any{"tolerance": "0." + strings.Repeat("0", 62) + "5"}},
 		})},
 		{"autoscaling metrics empty without a shortcut", "spec.autoscaling", setMetrics()},
 		{"autoscaling metrics too many", "spec.autoscaling.metrics", setMetrics(repeat(9, func(i int) any {

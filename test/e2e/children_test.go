@@ -228,12 +228,19 @@ func TestAutoscaling(t *testing.T) {
 		d.Spec.Replicas = ptr.To[int32](1)
 		d.Spec.Resources.Requests = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m")}
 		d.Spec.Autoscaling = &appv1.Autoscaling{MinReplicas: ptr.To[int32](2), MaxReplicas: 4, TargetCPUUtilizationPercentage: ptr.To[int32](60)}
+		// tolerance needs Kubernetes 1.35: an older API server drops it,
+		// and the steady state below must hold all the same.
+		d.Spec.Autoscaling.Behavior = &autoscalingv2.HorizontalPodAutoscalerBehavior{ScaleDown: &autoscalingv2.HPAScalingRules{Tolerance: ptr.To(resource.MustParse("0.2"))}}
 		// The budget is judged at minReplicas, not at replicas 1.
 		d.Spec.DisruptionBudget = &appv1.DisruptionBudget{MinAvailable: ptr.To(intstr.FromInt32(1))}
 	}))
 	hpa := waitHPA(t, ns, "web")
 	if ref := hpa.Spec.ScaleTargetRef; ref.APIVersion != "app.deployobject.dev/v1" || ref.Kind != "DeployObject" || ref.Name != "web" {
 		t.Errorf("scaleTargetRef = %+v, want the DeployObject", ref)
+	}
+	minor := serverMinor(t)
+	if kept := hpa.Spec.Behavior != nil && hpa.Spec.Behavior.ScaleDown != nil && hpa.Spec.Behavior.ScaleDown.Tolerance != nil; kept != (minor >= 35) {
+		t.Errorf("Kubernetes 1.%d: the autoscaler's scaleDown tolerance is kept: %v, want %v (docs/autoscaling.md)", minor, kept, minor >= 35)
 	}
 
 	// The autoscaler raises replicas 1 to minReplicas 2 through /scale.
@@ -252,6 +259,9 @@ func TestAutoscaling(t *testing.T) {
 	// Without metrics the autoscaler says so, and the DeployObject tells.
 	c := waitChildCondition(t, ns, "web", appv1.ConditionAutoscaling, metav1.ConditionFalse, "FailedGetResourceMetric")
 	t.Logf("Autoscaling condition: %s", c.Message)
+	if dropped := strings.Contains(c.Message, "the API server dropped behavior.scaleDown.tolerance"); dropped != (minor < 35) {
+		t.Errorf("Kubernetes 1.%d: the Autoscaling condition names the dropped tolerance: %v, want %v", minor, dropped, minor < 35)
+	}
 	if out, err := kubectl("-n", ns, "describe", "dobj", "web"); err != nil || !strings.Contains(out, "FailedGetResourceMetric") {
 		t.Errorf("kubectl describe does not show the autoscaler's state: %v\n%s", err, out)
 	}

@@ -57,9 +57,13 @@ type AutoscalingApplyConfiguration struct {
 	Metrics []MetricSpecApplyConfiguration `json:"metrics,omitempty"`
 	// behavior configures how fast the autoscaler scales up and down, as
 	// in a HorizontalPodAutoscaler; unset fields take the
-	// HorizontalPodAutoscaler's defaults. Stabilization windows are 0 to
-	// 3600 seconds, policy periods 1 to 1800 seconds, policy values at
-	// least 1 (see hack/crdpost).
+	// HorizontalPodAutoscaler's defaults. It is checked at admission as the
+	// HorizontalPodAutoscaler API checks it (see hack/crdpost):
+	// stabilization windows are 0 to 3600 seconds; selectPolicy is Max,
+	// Min or Disabled; policies, when present, are not empty, each of type
+	// Pods or Percent, a value of at least 1 and a period of 1 to 1800
+	// seconds; tolerance is at least 0. tolerance needs Kubernetes 1.35: an
+	// older API server drops it (docs/autoscaling.md).
 	Behavior *v2.HorizontalPodAutoscalerBehavior `json:"behavior,omitempty"`
 }
 
