@@ -183,7 +183,7 @@ type DeployObjectSpec struct {
 	// Removing it removes the HorizontalPodAutoscaler and leaves
 	// spec.replicas at the last value it wrote. With autoscaling on, leave
 	// replicas out of manifests that are applied again and again (see
-	// docs/children.md), or each apply resets the autoscaler's decision.
+	// docs/autoscaling.md), or each apply resets the autoscaler's decision.
 	// +optional
 	Autoscaling *Autoscaling `json:"autoscaling,omitempty"`
 

@@ -69,7 +69,7 @@ type DeployObjectSpecApplyConfiguration struct {
 	// Removing it removes the HorizontalPodAutoscaler and leaves
 	// spec.replicas at the last value it wrote. With autoscaling on, leave
 	// replicas out of manifests that are applied again and again (see
-	// docs/children.md), or each apply resets the autoscaler's decision.
+	// docs/autoscaling.md), or each apply resets the autoscaler's decision.
 	Autoscaling *AutoscalingApplyConfiguration `json:"autoscaling,omitempty"`
 	// configRollout says whether a change of the ConfigMaps and Secrets the
 	// pods use rolls them out: Enabled (default) records a hash of the data
