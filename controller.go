@@ -38,6 +38,7 @@ import (
 	clientset "deployobject.dev/controller/pkg/generated/clientset/versioned"
 	informers "deployobject.dev/controller/pkg/generated/informers/externalversions/app/v1"
 	listers "deployobject.dev/controller/pkg/generated/listers/app/v1"
+	"deployobject.dev/controller/pkg/identity"
 	"deployobject.dev/controller/pkg/metrics"
 	"deployobject.dev/controller/pkg/status"
 )
@@ -111,7 +112,7 @@ type Controller struct {
 }
 
 // NewController wires the informers' event handlers to the work queue. The
-// child informers must be restricted to objects carrying children.ManagedByLabel.
+// child informers must be restricted to objects carrying identity.ManagedByLabel.
 func NewController(
 	ctx context.Context,
 	kubeClient kubernetes.Interface,
@@ -488,15 +489,15 @@ func metaOf(obj any) (metav1.Object, error) {
 func ownerName(obj metav1.Object) *cache.ObjectName {
 	ref := metav1.GetControllerOfNoCopy(obj)
 	if ref == nil {
-		if labels := obj.GetLabels(); labels[children.ManagedByLabel] == children.ManagedByValue && labels[children.NameLabel] != "" {
+		if labels := obj.GetLabels(); labels[identity.ManagedByLabel] == identity.ManagedByValue && labels[children.NameLabel] != "" {
 			return &cache.ObjectName{Namespace: obj.GetNamespace(), Name: labels[children.NameLabel]}
 		}
 		return nil
 	}
-	if ref.Kind != children.DeployObjectKind.Kind {
+	if ref.Kind != identity.DeployObjectKind.Kind {
 		return nil
 	}
-	if gv, err := schema.ParseGroupVersion(ref.APIVersion); err != nil || gv.Group != children.DeployObjectKind.Group {
+	if gv, err := schema.ParseGroupVersion(ref.APIVersion); err != nil || gv.Group != identity.DeployObjectKind.Group {
 		return nil
 	}
 	return &cache.ObjectName{Namespace: obj.GetNamespace(), Name: ref.Name}
@@ -581,7 +582,7 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) erro
 			// next report carries it, or whatever comes first.
 			c.queue.AddAfter(key, wait)
 		} else {
-			written, err := c.client.AppV1().DeployObjects(dobj.Namespace).ApplyStatus(ctx, status.ApplyConfiguration(dobj, newStatus), metav1.ApplyOptions{FieldManager: children.FieldManager, Force: true})
+			written, err := c.client.AppV1().DeployObjects(dobj.Namespace).ApplyStatus(ctx, status.ApplyConfiguration(dobj, newStatus), metav1.ApplyOptions{FieldManager: identity.FieldManager, Force: true})
 			if err != nil {
 				return fmt.Errorf("writing status: %w", err)
 			}
@@ -1104,7 +1105,7 @@ func (c *Controller) holdDeployment(ctx context.Context, dobj *appv1.DeployObjec
 		out.Deployment, out.ConfigPending = live, true
 		// A scale is no rollout, and does not wait with the template.
 		if patch := children.ScalePatch(live, desired); patch != nil {
-			scaled, err := c.kubeClient.AppsV1().Deployments(dobj.Namespace).Patch(ctx, dobj.Name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: children.FieldManager})
+			scaled, err := c.kubeClient.AppsV1().Deployments(dobj.Namespace).Patch(ctx, dobj.Name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: identity.FieldManager})
 			if err != nil {
 				return true, fmt.Errorf("scaling Deployment %s while its rollout waits: %w", dobj.Name, err)
 			}

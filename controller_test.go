@@ -64,6 +64,7 @@ import (
 	"deployobject.dev/controller/pkg/configrollout"
 	"deployobject.dev/controller/pkg/generated/clientset/versioned/fake"
 	informers "deployobject.dev/controller/pkg/generated/informers/externalversions"
+	"deployobject.dev/controller/pkg/identity"
 	"deployobject.dev/controller/pkg/leaderelection"
 	"deployobject.dev/controller/pkg/metrics"
 	"deployobject.dev/controller/pkg/options"
@@ -469,7 +470,7 @@ func TestSyncCorrectsDeploymentDrift(t *testing.T) {
 			d.Spec.Template.Spec.Containers[0].Resources.Limits[corev1.ResourceMemory] = resource.MustParse("1Gi")
 		}},
 		{"container port name", func(d *appsv1.Deployment) { d.Spec.Template.Spec.Containers[0].Ports[0].Name = "web" }},
-		{"managed-by label removed", func(d *appsv1.Deployment) { delete(d.Labels, children.ManagedByLabel) }},
+		{"managed-by label removed", func(d *appsv1.Deployment) { delete(d.Labels, identity.ManagedByLabel) }},
 		{"pod label changed", func(d *appsv1.Deployment) { d.Spec.Template.Labels[children.NameLabel] = "other" }},
 		{"container renamed", func(d *appsv1.Deployment) { d.Spec.Template.Spec.Containers[0].Name = "main" }},
 	} {

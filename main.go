@@ -36,6 +36,7 @@ import (
 	"deployobject.dev/controller/pkg/clients"
 	"deployobject.dev/controller/pkg/configrollout"
 	appscheme "deployobject.dev/controller/pkg/generated/clientset/versioned/scheme"
+	"deployobject.dev/controller/pkg/identity"
 	"deployobject.dev/controller/pkg/leaderelection"
 	"deployobject.dev/controller/pkg/metrics"
 	"deployobject.dev/controller/pkg/options"
@@ -126,7 +127,7 @@ func run(ctx context.Context, opts *options.Options) error {
 	}
 	defer stopEvents()
 
-	informerName, err := cache.NewInformerName(children.ControllerName)
+	informerName, err := cache.NewInformerName(identity.ControllerName)
 	if err != nil {
 		return fmt.Errorf("naming the informers: %w", err)
 	}
@@ -161,8 +162,8 @@ func run(ctx context.Context, opts *options.Options) error {
 	controller.shutdownGrace = opts.ShutdownGrace
 	controller.cacheSyncTimeout = opts.CacheSyncTimeout
 	controller.childBatchPeriod = opts.ChildBatch
-	controller.podSecurity = opts.PodSecurity
-	if controller.podSecurityCheck, err = children.NewPodSecurityCheck(opts.PodSecurity); err != nil {
+	controller.podSecurity = children.PodSecurityProfile(opts.PodSecurity)
+	if controller.podSecurityCheck, err = children.NewPodSecurityCheck(controller.podSecurity); err != nil {
 		return err
 	}
 	var secrets coreinformers.SecretInformer
@@ -247,7 +248,7 @@ func startEvents(ctx context.Context, kubeClient kubernetes.Interface) (recorder
 		stop()
 		return nil, nil, fmt.Errorf("recording events: %w", err)
 	}
-	return broadcaster.NewRecorder(scheme, children.ControllerName), stop, nil
+	return broadcaster.NewRecorder(scheme, identity.ControllerName), stop, nil
 }
 
 func restConfig(opts *options.Options) (*rest.Config, bool, error) {
@@ -257,7 +258,7 @@ func restConfig(opts *options.Options) (*rest.Config, bool, error) {
 	}
 	cfg.QPS = opts.QPS
 	cfg.Burst = opts.Burst
-	cfg.UserAgent = fmt.Sprintf("%s/%s", children.ControllerName, version)
+	cfg.UserAgent = fmt.Sprintf("%s/%s", identity.ControllerName, version)
 	return cfg, inCluster, nil
 }
 
