@@ -222,32 +222,35 @@ func (f *fixture) newController(ctx context.Context) *Controller {
 
 	factory := informers.NewSharedInformerFactory(f.client, 0)
 	kubeFactory := kubeinformers.NewSharedInformerFactory(f.kubeClient, 0)
+	podSecurity := f.podSecurity
+	if podSecurity == "" {
+		podSecurity = children.ProfileNone
+	}
+	var secrets coreinformers.SecretInformer
+	if f.trackSecrets {
+		secrets = kubeFactory.Core().V1().Secrets()
+		for _, s := range f.secrets {
+			mustAdd(f.t, secrets.Informer().GetIndexer(), s.DeepCopy())
+		}
+	}
+	// As NewController's defaults were before main passed the flags: no
+	// batching, configuration tracked only when the test asks, without a
+	// delay or a grace for missing configuration.
 	c, err := NewController(ctx, f.kubeClient, f.client, caches.InformersOf(factory, kubeFactory),
 		gateway, monitors,
-		f.recorder, nil)
+		f.recorder, nil, Config{
+			ShutdownGrace:     10 * time.Second,
+			CacheSyncTimeout:  2 * time.Minute,
+			PodSecurity:       podSecurity,
+			TrackConfig:       f.trackConfig,
+			Secrets:           secrets,
+			MaxConfigRollouts: f.maxConfigRollouts,
+		})
 	if err != nil {
 		f.t.Fatalf("NewController: %v", err)
 	}
-	if f.trackConfig {
-		var secrets coreinformers.SecretInformer
-		if f.trackSecrets {
-			secrets = kubeFactory.Core().V1().Secrets()
-			for _, s := range f.secrets {
-				mustAdd(f.t, secrets.Informer().GetIndexer(), s.DeepCopy())
-			}
-		}
-		if err := c.trackConfig(ctx, factory.App().V1().DeployObjects(), kubeFactory.Core().V1().ConfigMaps(), secrets, f.maxConfigRollouts, 0); err != nil {
-			f.t.Fatalf("trackConfig: %v", err)
-		}
-	}
 	for _, cm := range f.configMaps {
 		mustAdd(f.t, kubeFactory.Core().V1().ConfigMaps().Informer().GetIndexer(), cm.DeepCopy())
-	}
-	if f.podSecurity != "" {
-		c.podSecurity = f.podSecurity
-		if c.podSecurityCheck, err = children.NewPodSecurityCheck(f.podSecurity); err != nil {
-			f.t.Fatal(err)
-		}
 	}
 	c.now = func() metav1.Time { return testobjects.FixedNow }
 	// The caches hold what the informers' transform keeps, as in
@@ -1685,7 +1688,7 @@ func backlogController(t *testing.T, ctx context.Context, n int) (*Controller, *
 	}
 	c := f.newController(ctx)
 	api, client := newBlockingAPIServer(t)
-	c.kubeClient = client
+	c.children.KubeClient = client
 	c.caches = nil
 	for _, d := range f.dobjs {
 		c.queue.Add(cache.MetaObjectToName(d))
@@ -1924,8 +1927,8 @@ func TestSyncConfigMissingHasAGracePeriod(t *testing.T) {
 			_, ctx := ktesting.NewTestContext(t)
 			c := f.newController(ctx)
 			now := time.Now()
-			c.configGrace = configrollout.NewMissingGrace(2*time.Minute, func() time.Time { return now })
-			c.configGrace.Left(testobjects.TestKey)
+			c.rollouts.Grace = configrollout.NewMissingGrace(2*time.Minute, func() time.Time { return now })
+			c.rollouts.Grace.Left(testobjects.TestKey)
 			now = now.Add(tc.elapsed)
 			if err := c.syncHandler(ctx, testobjects.TestKey); err != nil {
 				t.Fatalf("sync: %v", err)
@@ -1998,7 +2001,7 @@ func TestSyncConfigRolloutWaitsForASlot(t *testing.T) {
 			_, ctx := ktesting.NewTestContext(t)
 			c := f.newController(ctx)
 			other := cache.ObjectName{Namespace: "apps", Name: "other"}
-			if !c.config.Limiter.Acquire(other) {
+			if !c.rollouts.Limiter.Acquire(other) {
 				t.Fatal("the only slot was not free")
 			}
 			if err := c.syncHandler(ctx, testobjects.TestKey); err != nil {
@@ -2014,7 +2017,7 @@ func TestSyncConfigRolloutWaitsForASlot(t *testing.T) {
 					t.Errorf("the Deployment was patched with %s, want its replicas only", patch)
 				}
 			}
-			active, pending := c.config.Limiter.Counts()
+			active, pending := c.rollouts.Limiter.Counts()
 			if wantPending := map[bool]int{true: 1, false: 0}[tc.waits]; active != 1 || pending != wantPending {
 				t.Errorf("limiter: %d active, %d pending; want 1, %d", active, pending, wantPending)
 			}
@@ -2023,7 +2026,7 @@ func TestSyncConfigRolloutWaitsForASlot(t *testing.T) {
 			}
 			// The slot is freed: the waiting DeployObject is woken, and
 			// its next sync rolls out.
-			c.config.Limiter.Finish(other, true)
+			c.rollouts.Limiter.Finish(other, true)
 			if c.queue.Len() != 1 {
 				t.Fatalf("queue holds %d keys, want the waiting DeployObject", c.queue.Len())
 			}
@@ -2042,7 +2045,7 @@ func TestSyncConfigRolloutWaitsForASlot(t *testing.T) {
 			if *dobj.Spec.Replicas == 5 {
 				wantActive = 1
 			}
-			if active, pending := c.config.Limiter.Counts(); active != wantActive || pending != 0 {
+			if active, pending := c.rollouts.Limiter.Counts(); active != wantActive || pending != 0 {
 				t.Errorf("after the rollout: %d active, %d pending; want %d, 0", active, pending, wantActive)
 			}
 		})
@@ -2078,7 +2081,7 @@ func TestSyncRolloutSlotIsTheDeployments(t *testing.T) {
 			f.kubeClient.PrependReactor("create", "services", func(core.Action) (bool, runtime.Object, error) {
 				return true, nil, apierrors.NewForbidden(schema.GroupResource{Resource: "services"}, "web", errors.New("exceeded quota: q, requested: services=1"))
 			})
-			if tc.slotTaken && !c.config.Limiter.Acquire(cache.ObjectName{Namespace: "apps", Name: "other"}) {
+			if tc.slotTaken && !c.rollouts.Limiter.Acquire(cache.ObjectName{Namespace: "apps", Name: "other"}) {
 				t.Fatal("the only slot was not free")
 			}
 			if err := c.syncHandler(ctx, testobjects.TestKey); err == nil {
@@ -2088,7 +2091,7 @@ func TestSyncRolloutSlotIsTheDeployments(t *testing.T) {
 			if ready := conditionOf(t, actions[len(actions)-1], appv1.ConditionReady); ready == nil || ready.Reason != appv1.ReasonQuotaExceeded {
 				t.Fatalf("Ready = %+v, want QuotaExceeded from the Service", ready)
 			}
-			if active, lined := c.config.Limiter.Counts(); active != tc.wantActive || lined != tc.wantLined {
+			if active, lined := c.rollouts.Limiter.Counts(); active != tc.wantActive || lined != tc.wantLined {
 				t.Errorf("limiter: %d active, %d waiting; want %d, %d", active, lined, tc.wantActive, tc.wantLined)
 			}
 		})
@@ -2116,10 +2119,10 @@ func TestAdoptRollouts(t *testing.T) {
 	if err := c.adoptRollouts(klog.FromContext(ctx)); err != nil {
 		t.Fatal(err)
 	}
-	if active, _ := c.config.Limiter.Counts(); active != 1 {
+	if active, _ := c.rollouts.Limiter.Counts(); active != 1 {
 		t.Fatalf("%d rollouts counted, want the one still going", active)
 	}
-	if c.config.Limiter.Acquire(cache.ObjectName{Namespace: "apps", Name: "next"}) {
+	if c.rollouts.Limiter.Acquire(cache.ObjectName{Namespace: "apps", Name: "next"}) {
 		t.Error("a new rollout got a slot while the adopted one holds the only one")
 	}
 	if c.queue.Len() != 1 {
@@ -2156,7 +2159,7 @@ func TestConfigEventHandlers(t *testing.T) {
 	relabelled.ResourceVersion, relabelled.Labels = "6", map[string]string{"team": "x"}
 	changed := slim(testobjects.ConfigMap("cfg", map[string]string{"level": "info", "unused": "b"}))
 
-	configMaps, secrets := c.config.Handler(configrollout.KindConfigMap), c.config.Handler(configrollout.KindSecret)
+	configMaps, secrets := c.rollouts.Handler(configrollout.KindConfigMap), c.rollouts.Handler(configrollout.KindSecret)
 	configMaps.OnAdd(cm, false)
 	expect("ConfigMap added", testobjects.TestKey)
 	configMaps.OnUpdate(cm, cm)
@@ -2409,7 +2412,7 @@ func TestSyncHTTPRoute(t *testing.T) {
 		if r := readyOf(t, actions[2]); r.Reason != appv1.ReasonGatewayAPIUnavailable {
 			t.Errorf("Ready = %+v, want GatewayAPIUnavailable", r)
 		}
-		if c.gateway.Routes() != nil {
+		if c.children.Gateway.Routes() != nil {
 			t.Error("the HTTPRoute cache is still read after the 404")
 		}
 	})
@@ -2583,7 +2586,7 @@ func TestSyncGRPCRoute(t *testing.T) {
 		f.dobjs = []*appv1.DeployObject{dobj}
 		_, ctx := ktesting.NewTestContext(t)
 		c := f.newController(ctx)
-		c.gateway.GRPCLister = nil
+		c.children.Gateway.GRPCLister = nil
 		if err := c.syncHandler(ctx, testobjects.TestKey); err != nil {
 			t.Fatalf("sync: %v", err)
 		}
@@ -2616,7 +2619,7 @@ func TestSyncGRPCRoute(t *testing.T) {
 		f.dobjs = []*appv1.DeployObject{dobj}
 		_, ctx := ktesting.NewTestContext(t)
 		c := f.newController(ctx)
-		c.gateway.GRPCLister = nil
+		c.children.Gateway.GRPCLister = nil
 		if err := c.syncHandler(ctx, testobjects.TestKey); err != nil {
 			t.Fatalf("sync: %v, want the problem reported, not retried", err)
 		}
@@ -3506,7 +3509,7 @@ func TestSyncMonitoring(t *testing.T) {
 		if r := readyOf(t, actions[0]); r.Status != metav1.ConditionTrue {
 			t.Errorf("Ready = %+v, want True", r)
 		}
-		if c.monitors.Lister(children.KindServiceMonitor) != nil {
+		if c.children.Monitors.Lister(children.KindServiceMonitor) != nil {
 			t.Error("the ServiceMonitor cache is still read after the 404")
 		}
 	})

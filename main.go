@@ -15,13 +15,13 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
-	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"golang.org/x/term"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	kubeinformers "k8s.io/client-go/informers"
 	coreinformers "k8s.io/client-go/informers/core/v1"
 	"k8s.io/client-go/kubernetes"
 	kubescheme "k8s.io/client-go/kubernetes/scheme"
@@ -34,7 +34,6 @@ import (
 	"deployobject.dev/controller/pkg/caches"
 	"deployobject.dev/controller/pkg/children"
 	"deployobject.dev/controller/pkg/clients"
-	"deployobject.dev/controller/pkg/configrollout"
 	appscheme "deployobject.dev/controller/pkg/generated/clientset/versioned/scheme"
 	"deployobject.dev/controller/pkg/identity"
 	"deployobject.dev/controller/pkg/leaderelection"
@@ -155,26 +154,11 @@ func run(ctx context.Context, opts *options.Options) error {
 				return caches.NewMonitorInformer(apiClients.Dynamic, resource, opts.Namespace, caches.NamedInformers{Name: informerName, Metrics: controllerMetrics.Informers})
 			},
 		},
-		recorder, controllerMetrics.Reconcile)
+		recorder, controllerMetrics.Reconcile, controllerConfig(opts, childFactory))
 	if err != nil {
 		return err
 	}
-	controller.shutdownGrace = opts.ShutdownGrace
-	controller.cacheSyncTimeout = opts.CacheSyncTimeout
-	controller.childBatchPeriod = opts.ChildBatch
-	controller.podSecurity = children.PodSecurityProfile(opts.PodSecurity)
-	if controller.podSecurityCheck, err = children.NewPodSecurityCheck(controller.podSecurity); err != nil {
-		return err
-	}
-	var secrets coreinformers.SecretInformer
-	if opts.TrackSecrets {
-		secrets = childFactory.Core().V1().Secrets()
-	}
-	controller.configGrace = configrollout.NewMissingGrace(opts.ConfigMissingGrace, time.Now)
-	if err := controller.trackConfig(ctx, dobjFactory.App().V1().DeployObjects(), childFactory.Core().V1().ConfigMaps(), secrets, opts.MaxConfigRollouts, opts.ConfigRolloutDelay); err != nil {
-		return err
-	}
-	registry.MustRegister(metrics.NewRolloutCollector(controller.config.Limiter))
+	registry.MustRegister(metrics.NewRolloutCollector(controller.rollouts.Limiter))
 
 	// Every replica fills its caches, leader or not, so that a new leader
 	// starts working at once.
@@ -222,6 +206,26 @@ func run(ctx context.Context, opts *options.Options) error {
 		klog.FlushAndExit(klog.ExitFlushTimeout, 1)
 	}
 	return nil
+}
+
+// controllerConfig is what the controller takes from opts; the Secrets it
+// tracks come from childFactory (see caches.RegisterConfigInformers).
+func controllerConfig(opts *options.Options, childFactory kubeinformers.SharedInformerFactory) Config {
+	var secrets coreinformers.SecretInformer
+	if opts.TrackSecrets {
+		secrets = childFactory.Core().V1().Secrets()
+	}
+	return Config{
+		ShutdownGrace:      opts.ShutdownGrace,
+		CacheSyncTimeout:   opts.CacheSyncTimeout,
+		ChildBatchPeriod:   opts.ChildBatch,
+		PodSecurity:        children.PodSecurityProfile(opts.PodSecurity),
+		TrackConfig:        true,
+		Secrets:            secrets,
+		MaxConfigRollouts:  opts.MaxConfigRollouts,
+		ConfigRolloutDelay: opts.ConfigRolloutDelay,
+		ConfigMissingGrace: opts.ConfigMissingGrace,
+	}
 }
 
 // startEvents starts sending what the returned recorder records to the API
