@@ -6,7 +6,8 @@
 // reports their state in the DeployObject's status.
 //
 // main.go wires the process (flags, clients, informers, leader election,
-// servers); controller.go holds the controller itself.
+// servers); controller.go holds the controller itself: its event handlers,
+// queue, workers and sync, which runs the children through pkg/reconcile.
 package main
 
 import (
