@@ -21,7 +21,6 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/types"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	coreinformers "k8s.io/client-go/informers/core/v1"
 	"k8s.io/client-go/kubernetes"
@@ -36,9 +35,10 @@ import (
 	"deployobject.dev/controller/pkg/children"
 	"deployobject.dev/controller/pkg/configrollout"
 	clientset "deployobject.dev/controller/pkg/generated/clientset/versioned"
-	informers "deployobject.dev/controller/pkg/generated/informers/externalversions/app/v1"
 	listers "deployobject.dev/controller/pkg/generated/listers/app/v1"
+	"deployobject.dev/controller/pkg/identity"
 	"deployobject.dev/controller/pkg/metrics"
+	"deployobject.dev/controller/pkg/reconcile"
 	"deployobject.dev/controller/pkg/status"
 )
 
@@ -48,30 +48,16 @@ const queueName = "deployobject"
 // ServiceAccount, PodDisruptionBudget, HorizontalPodAutoscaler,
 // NetworkPolicy, Ingress, HTTPRoute or GRPCRoute, and ServiceMonitor or
 // PodMonitor when it asks for them, that match it, and reports their state
-// in the DeployObject's status.
+// in the DeployObject's status. Running the children is pkg/reconcile's.
 type Controller struct {
-	kubeClient kubernetes.Interface
-	client     clientset.Interface
+	client clientset.Interface
 
 	deployObjects listers.DeployObjectLister
-	// The child caches hold packed objects (see pkg/caches/packed.go).
-	deployments caches.PackedLister[appsv1.Deployment, *appsv1.Deployment]
-	services    caches.PackedLister[corev1.Service, *corev1.Service]
-	// serviceAccounts and configMaps are indexed by their DeployObject;
-	// configMaps holds every ConfigMap, as hashes of its values (see
-	// pkg/caches/config.go).
-	serviceAccounts caches.PackedLister[corev1.ServiceAccount, *corev1.ServiceAccount]
-	configMaps      caches.PackedLister[corev1.ConfigMap, *corev1.ConfigMap]
-	pdbs            caches.PackedLister[policyv1.PodDisruptionBudget, *policyv1.PodDisruptionBudget]
-	hpas            caches.PackedLister[autoscalingv2.HorizontalPodAutoscaler, *autoscalingv2.HorizontalPodAutoscaler]
-	ingresses       caches.PackedLister[networkingv1.Ingress, *networkingv1.Ingress]
-	policies        caches.PackedLister[networkingv1.NetworkPolicy, *networkingv1.NetworkPolicy]
-	// gateway holds the HTTPRoute and GRPCRoute caches once the cluster
-	// serves them; nil runs without the Gateway API.
-	gateway *caches.GatewayRoutes
-	// monitors holds the ServiceMonitor and PodMonitor caches once the
-	// cluster serves them; nil runs without prometheus-operator.
-	monitors *caches.Monitors
+	// children makes the children of one DeployObject in a sync.
+	children *reconcile.Children
+	// rollouts follows the ConfigMaps and Secrets the pods use and
+	// decides whether configuration holds a Deployment.
+	rollouts *configrollout.Rollouts
 	// caches are the informers' HasSynced, by the resource each holds.
 	caches map[string]cache.InformerSynced
 	// cacheSyncTimeout bounds the wait for the caches in Run.
@@ -85,33 +71,49 @@ type Controller struct {
 	// progress paces the status writes that only report a rollout's
 	// progress.
 	progress *status.ProgressReports
-	// admitted remembers what admission made of Deployment writes it
-	// changed.
-	admitted *children.AdmittedWrites
 
 	// now is the clock for condition transition times; tests replace it.
 	now func() metav1.Time
-	// podSecurity is filled into every pod template (--pod-security-profile).
-	podSecurity children.PodSecurityProfile
-	// podSecurityCheck, when not nil, keeps a template that breaks the
-	// profile from being applied.
-	podSecurityCheck children.PodSecurityCheck
 	// shutdownGrace bounds how long syncs in flight at shutdown may take.
 	shutdownGrace time.Duration
 	// childBatchPeriod delays syncs caused by child events, so that the
 	// burst of status changes a rollout makes costs one status write.
 	childBatchPeriod time.Duration
-	// config follows the ConfigMaps and Secrets the pods use (see
-	// trackConfig); its zero value follows none.
-	config *configrollout.Tracking
-	// configGrace is how long a missing ConfigMap or Secret is reported as
-	// in progress before it stalls (--config-missing-grace-period); nil
-	// stalls at once.
-	configGrace *configrollout.MissingGrace
+}
+
+// Config is what the controller takes from the command line (main builds
+// it from the options, where each field's flag is described).
+type Config struct {
+	// ShutdownGrace bounds how long syncs in flight at shutdown may take.
+	ShutdownGrace time.Duration
+	// CacheSyncTimeout bounds the wait for the caches in Run.
+	CacheSyncTimeout time.Duration
+	// ChildBatchPeriod delays syncs caused by child events.
+	ChildBatchPeriod time.Duration
+	// PodSecurity is filled into every pod template; a template that
+	// breaks it is not applied.
+	PodSecurity children.PodSecurityProfile
+
+	// TrackConfig follows the ConfigMaps, and the Secrets when Secrets is
+	// not nil, that DeployObjects' pods use (see configrollout.Track);
+	// without it none is followed.
+	TrackConfig bool
+	Secrets     coreinformers.SecretInformer
+	// MaxConfigRollouts bounds the rollouts configuration alone starts; 0
+	// does not.
+	MaxConfigRollouts int
+	// ConfigRolloutDelay gathers the changes of a ConfigMap or Secret
+	// into one rollout.
+	ConfigRolloutDelay time.Duration
+	// ConfigMissingGrace is how long missing configuration is reported as
+	// in progress before it stalls.
+	ConfigMissingGrace time.Duration
 }
 
 // NewController wires the informers' event handlers to the work queue. The
-// child informers must be restricted to objects carrying children.ManagedByLabel.
+// child informers must be restricted to objects carrying
+// identity.ManagedByLabel. With cfg.TrackConfig it must be called before
+// the informers start.
 func NewController(
 	ctx context.Context,
 	kubeClient kubernetes.Interface,
@@ -121,6 +123,7 @@ func NewController(
 	monitors *caches.Monitors,
 	recorder events.EventRecorderLogger,
 	metrics *metrics.ReconcileMetrics,
+	cfg Config,
 ) (*Controller, error) {
 	// A ServiceAccount the spec stopped naming, and the ConfigMaps of
 	// inline files that older pod templates mount, are found by their
@@ -131,20 +134,33 @@ func NewController(
 	if err := inf.ConfigMaps.Informer().AddIndexers(caches.ControllerIndexers()); err != nil {
 		return nil, fmt.Errorf("indexing ConfigMaps by their DeployObject: %w", err)
 	}
+	podSecurityCheck, err := children.NewPodSecurityCheck(cfg.PodSecurity)
+	if err != nil {
+		return nil, err
+	}
+	rollouts := &configrollout.Rollouts{Tracking: &configrollout.Tracking{}, Grace: configrollout.NewMissingGrace(cfg.ConfigMissingGrace, time.Now)}
 	c := &Controller{
-		kubeClient:      kubeClient,
-		client:          client,
-		deployObjects:   inf.DeployObjects.Lister(),
-		deployments:     caches.NewPackedLister[appsv1.Deployment](inf.Deployments.Informer().GetIndexer(), appsv1.Resource("deployments")),
-		services:        caches.NewPackedLister[corev1.Service](inf.Services.Informer().GetIndexer(), corev1.Resource("services")),
-		serviceAccounts: caches.NewPackedLister[corev1.ServiceAccount](inf.ServiceAccounts.Informer().GetIndexer(), corev1.Resource("serviceaccounts")),
-		configMaps:      caches.NewPackedLister[corev1.ConfigMap](inf.ConfigMaps.Informer().GetIndexer(), corev1.Resource("configmaps")),
-		pdbs:            caches.NewPackedLister[policyv1.PodDisruptionBudget](inf.PDBs.Informer().GetIndexer(), policyv1.Resource("poddisruptionbudgets")),
-		hpas:            caches.NewPackedLister[autoscalingv2.HorizontalPodAutoscaler](inf.HPAs.Informer().GetIndexer(), autoscalingv2.Resource("horizontalpodautoscalers")),
-		ingresses:       caches.NewPackedLister[networkingv1.Ingress](inf.Ingresses.Informer().GetIndexer(), networkingv1.Resource("ingresses")),
-		policies:        caches.NewPackedLister[networkingv1.NetworkPolicy](inf.NetworkPolicies.Informer().GetIndexer(), networkingv1.Resource("networkpolicies")),
-		gateway:         gateway,
-		monitors:        monitors,
+		client:        client,
+		deployObjects: inf.DeployObjects.Lister(),
+		children: &reconcile.Children{
+			KubeClient:       kubeClient,
+			Client:           client,
+			Deployments:      caches.NewPackedLister[appsv1.Deployment](inf.Deployments.Informer().GetIndexer(), appsv1.Resource("deployments")),
+			Services:         caches.NewPackedLister[corev1.Service](inf.Services.Informer().GetIndexer(), corev1.Resource("services")),
+			ServiceAccounts:  caches.NewPackedLister[corev1.ServiceAccount](inf.ServiceAccounts.Informer().GetIndexer(), corev1.Resource("serviceaccounts")),
+			ConfigMaps:       caches.NewPackedLister[corev1.ConfigMap](inf.ConfigMaps.Informer().GetIndexer(), corev1.Resource("configmaps")),
+			PDBs:             caches.NewPackedLister[policyv1.PodDisruptionBudget](inf.PDBs.Informer().GetIndexer(), policyv1.Resource("poddisruptionbudgets")),
+			HPAs:             caches.NewPackedLister[autoscalingv2.HorizontalPodAutoscaler](inf.HPAs.Informer().GetIndexer(), autoscalingv2.Resource("horizontalpodautoscalers")),
+			Ingresses:        caches.NewPackedLister[networkingv1.Ingress](inf.Ingresses.Informer().GetIndexer(), networkingv1.Resource("ingresses")),
+			Policies:         caches.NewPackedLister[networkingv1.NetworkPolicy](inf.NetworkPolicies.Informer().GetIndexer(), networkingv1.Resource("networkpolicies")),
+			Gateway:          gateway,
+			Monitors:         monitors,
+			Admitted:         children.NewAdmittedWrites(),
+			PodSecurity:      cfg.PodSecurity,
+			PodSecurityCheck: podSecurityCheck,
+			Rollouts:         rollouts,
+		},
+		rollouts: rollouts,
 		caches: map[string]cache.InformerSynced{
 			"deployobjects":            inf.DeployObjects.Informer().HasSynced,
 			"deployments":              inf.Deployments.Informer().HasSynced,
@@ -158,20 +174,18 @@ func NewController(
 			"httproutes":               gateway.HasSynced,
 			"monitors":                 monitors.HasSynced,
 		},
-		cacheSyncTimeout: 2 * time.Minute,
+		cacheSyncTimeout: cfg.CacheSyncTimeout,
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
 			newRateLimiter(),
 			workqueue.TypedRateLimitingQueueConfig[cache.ObjectName]{Name: queueName},
 		),
-		recorder:      recorder,
-		metrics:       metrics,
-		written:       status.NewWrittenStatuses(inf.DeployObjects.Lister()),
-		progress:      status.NewProgressReports(time.Now),
-		admitted:      children.NewAdmittedWrites(),
-		now:           metav1.Now,
-		shutdownGrace: 10 * time.Second,
-		podSecurity:   children.ProfileNone,
-		config:        &configrollout.Tracking{},
+		recorder:         recorder,
+		metrics:          metrics,
+		written:          status.NewWrittenStatuses(inf.DeployObjects.Lister()),
+		progress:         status.NewProgressReports(time.Now),
+		now:              metav1.Now,
+		shutdownGrace:    cfg.ShutdownGrace,
+		childBatchPeriod: cfg.ChildBatchPeriod,
 	}
 
 	logger := klog.FromContext(ctx)
@@ -188,22 +202,27 @@ func NewController(
 			return nil, fmt.Errorf("adding child event handler: %w", err)
 		}
 	}
+	if cfg.TrackConfig {
+		if err := c.trackConfig(ctx, inf, cfg); err != nil {
+			return nil, err
+		}
+	}
 	return c, nil
 }
 
-// trackConfig makes c follow the ConfigMaps, and the Secrets when secrets
-// is not nil, that DeployObjects' pods use (see configrollout.Track). It
-// must be called before the informers start.
-func (c *Controller) trackConfig(ctx context.Context, deployObjectInformer informers.DeployObjectInformer, configMaps coreinformers.ConfigMapInformer, secrets coreinformers.SecretInformer, maxRollouts int, delay time.Duration) error {
+// trackConfig makes c follow the ConfigMaps, and the Secrets when
+// cfg.Secrets is not nil, that DeployObjects' pods use (see
+// configrollout.Track).
+func (c *Controller) trackConfig(ctx context.Context, inf caches.Informers, cfg Config) error {
 	var secretInformer cache.SharedIndexInformer
-	if secrets != nil {
-		secretInformer = secrets.Informer()
+	if cfg.Secrets != nil {
+		secretInformer = cfg.Secrets.Informer()
 	}
-	t, synced, err := configrollout.Track(ctx, deployObjectInformer.Informer(), configMaps.Informer(), secretInformer, maxRollouts, delay, c.queue.Add, c.queue.AddAfter)
+	t, synced, err := configrollout.Track(ctx, inf.DeployObjects.Informer(), inf.ConfigMaps.Informer(), secretInformer, cfg.MaxConfigRollouts, cfg.ConfigRolloutDelay, c.queue.Add, c.queue.AddAfter)
 	if err != nil {
 		return err
 	}
-	c.config = t
+	c.rollouts.Tracking = t
 	for kind, hasSynced := range synced {
 		c.caches[strings.ToLower(string(kind))+"s"] = hasSynced
 	}
@@ -225,10 +244,10 @@ func (c *Controller) childEventHandler() cache.ResourceEventHandlerFuncs {
 // GatewayAPIUnavailable without a retry, waiting for this. It returns when
 // ctx ends.
 func (c *Controller) watchGatewayAPI(ctx context.Context) {
-	if c.gateway == nil {
+	if c.children.Gateway == nil {
 		return
 	}
-	c.gateway.Run(ctx, c.childEventHandler(), c.enqueueWanting(ctx, children.WantsGatewayRoute))
+	c.children.Gateway.Run(ctx, c.childEventHandler(), c.enqueueWanting(ctx, children.WantsGatewayRoute))
 }
 
 // watchMonitoring starts the ServiceMonitor and PodMonitor caches once
@@ -237,10 +256,10 @@ func (c *Controller) watchGatewayAPI(ctx context.Context) {
 // condition False MonitoringAPIUnavailable, without a retry, waiting for
 // this. It returns when ctx ends.
 func (c *Controller) watchMonitoring(ctx context.Context) {
-	if c.monitors == nil {
+	if c.children.Monitors == nil {
 		return
 	}
-	c.monitors.Run(ctx, c.childEventHandler(), c.enqueueWanting(ctx, children.WantsMonitoring))
+	c.children.Monitors.Run(ctx, c.childEventHandler(), c.enqueueWanting(ctx, children.WantsMonitoring))
 }
 
 // enqueueWanting returns what enqueues every DeployObject for which wants
@@ -327,31 +346,20 @@ func (c *Controller) Run(ctx, writes context.Context, workers int) error {
 }
 
 // adoptRollouts counts against the rollout limit the rollouts under it
-// that an earlier leader started and that are still going, so that a
-// failover mid-rollout never exceeds the limit. It runs once the caches
-// have synced, before any worker.
+// that an earlier leader started and that are still going (see
+// configrollout.Rollouts.Adopt), and syncs their DeployObjects, which free
+// the slots once the rollouts are done. It runs once the caches have
+// synced, before any worker.
 func (c *Controller) adoptRollouts(logger klog.Logger) error {
-	if c.config.Limiter == nil {
-		return nil
-	}
-	deployments, err := c.deployments.List()
+	adopted, err := c.rollouts.Adopt(c.children.Deployments.List)
 	if err != nil {
-		return fmt.Errorf("finding the rollouts under way: %w", err)
+		return err
 	}
-	adopted := 0
-	for _, d := range deployments {
-		owner := metav1.GetControllerOf(d)
-		if d.Annotations[appv1.AnnotationLimitedRollout] == "" || owner == nil || owner.Kind != "DeployObject" || children.RolloutDone(d) {
-			continue
-		}
-		key := cache.ObjectName{Namespace: d.Namespace, Name: owner.Name}
-		c.config.Limiter.Adopt(key)
-		// Its sync frees the slot once the rollout is done.
+	for _, key := range adopted {
 		c.queue.Add(key)
-		adopted++
 	}
-	if adopted > 0 {
-		logger.Info("Rollouts under the limit still going", "count", adopted)
+	if len(adopted) > 0 {
+		logger.Info("Rollouts under the limit still going", "count", len(adopted))
 	}
 	return nil
 }
@@ -488,15 +496,15 @@ func metaOf(obj any) (metav1.Object, error) {
 func ownerName(obj metav1.Object) *cache.ObjectName {
 	ref := metav1.GetControllerOfNoCopy(obj)
 	if ref == nil {
-		if labels := obj.GetLabels(); labels[children.ManagedByLabel] == children.ManagedByValue && labels[children.NameLabel] != "" {
+		if labels := obj.GetLabels(); labels[identity.ManagedByLabel] == identity.ManagedByValue && labels[children.NameLabel] != "" {
 			return &cache.ObjectName{Namespace: obj.GetNamespace(), Name: labels[children.NameLabel]}
 		}
 		return nil
 	}
-	if ref.Kind != children.DeployObjectKind.Kind {
+	if ref.Kind != identity.DeployObjectKind.Kind {
 		return nil
 	}
-	if gv, err := schema.ParseGroupVersion(ref.APIVersion); err != nil || gv.Group != children.DeployObjectKind.Group {
+	if gv, err := schema.ParseGroupVersion(ref.APIVersion); err != nil || gv.Group != identity.DeployObjectKind.Group {
 		return nil
 	}
 	return &cache.ObjectName{Namespace: obj.GetNamespace(), Name: ref.Name}
@@ -524,9 +532,8 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) erro
 		logger.V(4).Info("DeployObject no longer exists")
 		c.written.Forget(key)
 		c.progress.Forget(key)
-		c.admitted.Forget(key)
-		c.configGrace.Found(key)
-		c.config.Limiter.Finish(key, true)
+		c.children.Admitted.Forget(key)
+		c.rollouts.Forget(key)
 		return nil
 	}
 	if err != nil {
@@ -548,7 +555,12 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) erro
 		return nil
 	}
 
-	out, actions, err := c.syncChildren(ctx, dobj)
+	result, err := c.children.Sync(ctx, dobj)
+	if result.After > 0 {
+		// Configuration decided when to look again (see configrollout.Gate).
+		c.queue.AddAfter(key, result.After)
+	}
+	out, actions := result.Outcome, result.Actions
 	if children.IsNamespaceTerminating(err) {
 		// Nothing can be created there any more and the DeployObject goes
 		// with the namespace: retrying would only hot-loop.
@@ -566,10 +578,7 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) erro
 	}
 
 	newStatus := status.Compute(dobj, out, c.now())
-	// A rollout under the limit holds its slot until the Deployment has
-	// rolled it out or given up, whatever the other children do; one that
-	// waits keeps its place in line.
-	c.config.Limiter.Finish(key, !out.ConfigPending && (out.Deployment == nil || children.RolloutDone(out.Deployment)))
+	c.rollouts.Done(key, out.ConfigPending, out.Deployment)
 	// One Warning per new problem: later retries of the same problem find
 	// it already reported.
 	for _, p := range status.NewProblems(dobj.Status.Conditions, out.Problems) {
@@ -581,7 +590,7 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) erro
 			// next report carries it, or whatever comes first.
 			c.queue.AddAfter(key, wait)
 		} else {
-			written, err := c.client.AppV1().DeployObjects(dobj.Namespace).ApplyStatus(ctx, status.ApplyConfiguration(dobj, newStatus), metav1.ApplyOptions{FieldManager: children.FieldManager, Force: true})
+			written, err := c.client.AppV1().DeployObjects(dobj.Namespace).ApplyStatus(ctx, status.ApplyConfiguration(dobj, newStatus), metav1.ApplyOptions{FieldManager: identity.FieldManager, Force: true})
 			if err != nil {
 				return fmt.Errorf("writing status: %w", err)
 			}
@@ -617,528 +626,4 @@ func related(dobj *appv1.DeployObject, p children.Problem) runtime.Object {
 		return nil
 	}
 	return &corev1.ObjectReference{Kind: p.Kind, Namespace: dobj.Namespace, Name: p.Name}
-}
-
-// syncChildren creates, updates or deletes the children of dobj as needed,
-// one kind after the other: the Deployment, and the Service,
-// PodDisruptionBudget, HorizontalPodAutoscaler, NetworkPolicy, Ingress
-// or Gateway API routes (see syncGatewayRoutes) and the ServiceMonitor or
-// PodMonitor (see syncMonitors) when the spec asks for them (pkg/children
-// has a file for each). It
-// returns the children as they are afterwards, with the problems that kept
-// any of them from being made, and a short description of each write, for
-// the event. A child that is blocked does not keep the others from being
-// made; any other error ends the sync.
-func (c *Controller) syncChildren(ctx context.Context, dobj *appv1.DeployObject) (status.Outcome, []string, error) {
-	var out status.Outcome
-	var actions []string
-	// record notes the action of one child, and err as a problem of dobj
-	// with that child, or returns err when it is not one.
-	record := func(kind, action string, err error) error {
-		actions = children.AppendAction(actions, action)
-		if err == nil {
-			return nil
-		}
-		p := children.ProblemOf(err)
-		if p == nil {
-			return err
-		}
-		p.Kind = kind
-		out.Problems = append(out.Problems, *p)
-		return nil
-	}
-	recheckOwner := c.ownerRecheck(dobj)
-
-	ns := dobj.Namespace
-	// The pods cannot run before the ServiceAccount they run as and the
-	// ConfigMap of their inline files exist: while either could not be
-	// made, the Deployment is left as it is (prerequisite), so that its
-	// running pods are not replaced by pods that cannot start, or that run
-	// as a ServiceAccount someone else owns. The ones the spec stopped
-	// asking for go only after the Deployment's rollout (deleteSuperseded).
-	var action string
-	var err error
-	prerequisite := ""
-	if children.WantsServiceAccount(dobj) {
-		out.ServiceAccount, action, err = children.Sync(ctx, dobj, children.DesiredServiceAccount(dobj),
-			children.UpdatedOps(children.KindServiceAccount, c.serviceAccounts.In(ns), c.kubeClient.CoreV1().ServiceAccounts(ns), children.MergeServiceAccount, recheckOwner))
-		if err := record(children.KindServiceAccount, action, err); err != nil {
-			return out, actions, err
-		}
-		if out.ServiceAccount == nil {
-			prerequisite = children.KindServiceAccount + " " + children.PodServiceAccountName(dobj)
-		}
-	}
-	// The name of the ConfigMap of inline files, named by a hash of them:
-	// hashed once here for the sync and the clean-up after it.
-	filesName := ""
-	if desiredFiles := children.DesiredFilesConfigMap(dobj); desiredFiles != nil {
-		filesName = desiredFiles.Name
-		files, action, err := children.Sync(ctx, dobj, desiredFiles,
-			children.UpdatedOps(children.KindFilesConfigMap, c.configMaps.In(ns), c.kubeClient.CoreV1().ConfigMaps(ns), children.MergeFilesConfigMap, recheckOwner))
-		if err := record(children.KindFilesConfigMap, action, err); err != nil {
-			return out, actions, err
-		}
-		if files == nil {
-			prerequisite = children.KindFilesConfigMap + " " + desiredFiles.Name
-		}
-	}
-
-	cfg, err := configrollout.StateOf(ns, c.config.RefsOf(dobj), c.config.Lookup)
-	if err != nil {
-		return out, actions, err
-	}
-	desired := children.DesiredDeployment(dobj, c.podSecurity)
-	if configrollout.Enabled(dobj) {
-		configrollout.WithHash(&desired.Spec.Template, cfg.Hash)
-	}
-	desired, hash, err := children.StampedDeployment(desired)
-	if err != nil {
-		return out, actions, err
-	}
-	// Both the hold and the sync read the cached Deployment: one decode
-	// of it serves both (see pkg/caches/packed.go).
-	cachedDeployment, cachedErr := c.deployments.In(dobj.Namespace)(dobj.Name)
-	cached := func(string) (*appsv1.Deployment, error) { return cachedDeployment, cachedErr }
-	held := prerequisite != ""
-	if held {
-		klog.FromContext(ctx).V(2).Info("The Deployment waits for what its pods need", "missing", prerequisite)
-		if cachedErr == nil && metav1.IsControlledBy(cachedDeployment, dobj) {
-			out.Deployment = cachedDeployment
-		}
-	} else if held, err = c.holdDeployment(ctx, dobj, cached, desired, cfg, &out); err != nil {
-		return out, actions, err
-	}
-	if !held {
-		if err := c.syncDeployment(ctx, dobj, cached, desired, hash, &out, record, recheckOwner); err != nil {
-			return out, actions, err
-		}
-	}
-
-	// Without a Deployment in the cache there is no telling whether pods
-	// of an older one (orphaned, or not labelled as the controller's)
-	// still use what it used: nothing goes.
-	if cachedErr == nil && metav1.IsControlledBy(cachedDeployment, dobj) {
-		if err := c.deleteSuperseded(ctx, dobj, cachedDeployment, filesName, record); err != nil {
-			return out, actions, err
-		}
-	}
-
-	out.Service, action, err = children.SyncOptional(ctx, dobj, children.WantsService(dobj), children.DesiredService(dobj),
-		children.ServiceOps(c.services.In(ns), c.kubeClient.CoreV1().Services(ns), recheckOwner))
-	if err := record("Service", action, err); err != nil {
-		return out, actions, err
-	}
-
-	out.PDB, action, err = children.SyncOptional(ctx, dobj, children.WantsDisruptionBudget(dobj), children.DesiredPDB(dobj),
-		children.UpdatedOps(children.KindPDB, c.pdbs.In(ns), c.kubeClient.PolicyV1().PodDisruptionBudgets(ns), children.MergePDB, recheckOwner))
-	if err := record(children.KindPDB, action, err); err != nil {
-		return out, actions, err
-	}
-
-	desiredAutoscaler, err := children.DesiredHPA(dobj)
-	if err != nil {
-		return out, actions, err
-	}
-	out.HPA, action, err = children.SyncOptional(ctx, dobj, children.WantsAutoscaling(dobj), desiredAutoscaler,
-		children.UpdatedOps(children.KindHPA, c.hpas.In(ns), c.kubeClient.AutoscalingV2().HorizontalPodAutoscalers(ns), children.MergeHPA, recheckOwner))
-	if err := record(children.KindHPA, action, err); err != nil {
-		return out, actions, err
-	}
-
-	out.NetworkPolicy, action, err = children.SyncOptional(ctx, dobj, children.WantsNetworkPolicy(dobj), children.DesiredNetworkPolicy(dobj),
-		children.UpdatedOps(children.KindNetworkPolicy, c.policies.In(ns), c.kubeClient.NetworkingV1().NetworkPolicies(ns), children.MergeNetworkPolicy, recheckOwner))
-	if err := record(children.KindNetworkPolicy, action, err); err != nil {
-		return out, actions, err
-	}
-
-	if kept := keptRoute(dobj, children.WantsGatewayRoute(dobj), children.KindIngress, c.ingresses.In(ns), func() bool {
-		return children.KeepsIngress(dobj, c.gatewayRouteAccepted(dobj))
-	}); kept != "" {
-		out.KeptRoute = kept
-	} else {
-		out.Ingress, action, err = children.SyncOptional(ctx, dobj, children.WantsIngress(dobj), children.DesiredIngress(dobj),
-			children.UpdatedOps(children.KindIngress, c.ingresses.In(ns), c.kubeClient.NetworkingV1().Ingresses(ns), children.MergeIngress, recheckOwner))
-		if err := record(children.KindIngress, action, err); err != nil {
-			return out, actions, err
-		}
-	}
-	if err := c.syncGatewayRoutes(ctx, dobj, &out, record, recheckOwner); err != nil {
-		return out, actions, err
-	}
-	if err := c.syncMonitors(ctx, dobj, &out, record, recheckOwner); err != nil {
-		return out, actions, err
-	}
-	return out, actions, nil
-}
-
-// syncMonitors brings dobj's ServiceMonitor or PodMonitor in line, as
-// syncChildren does its other children, the kind the spec asks for first,
-// so that a switch of kind deletes the other one only once the new one is
-// made. A kind the cluster does not serve has no monitor to delete either;
-// that the one asked for is not served is reported in the Monitoring
-// condition alone (Ready does not wait for scraping that cannot be set
-// up), and not retried: watchMonitoring syncs dobj again once the kind is
-// served.
-func (c *Controller) syncMonitors(ctx context.Context, dobj *appv1.DeployObject, out *status.Outcome, record func(kind, action string, err error) error, recheckOwner func(context.Context) error) error {
-	ns := dobj.Namespace
-	want := children.MonitorKind(dobj)
-	kinds := []string{children.KindServiceMonitor, children.KindPodMonitor}
-	if want == children.KindPodMonitor {
-		slices.Reverse(kinds)
-	}
-	for _, kind := range kinds {
-		if kind != want && want != "" && out.Monitor == nil {
-			// The new kind could not be made (a problem, or not
-			// served): scraping goes on through the old one.
-			continue
-		}
-		lister := c.monitors.Lister(kind)
-		if lister == nil {
-			if kind == want {
-				out.MonitoringUnavailable = children.MonitoringUnavailableMessage(dobj, kind)
-			}
-			continue
-		}
-		desired, err := children.DesiredMonitor(dobj, kind)
-		if err != nil {
-			return err
-		}
-		client := children.DynamicClient{ResourceInterface: c.monitors.Client.Resource(children.MonitorResource(kind)).Namespace(ns)}
-		synced, action, err := children.SyncOptional(ctx, dobj, kind == want, desired,
-			children.UpdatedOps(kind, caches.MonitorsIn(lister, ns), client, children.MergeMonitor, recheckOwner))
-		if children.IsResourceNotServed(err) {
-			// The CRD was removed since the cache was built.
-			c.monitors.Lost(kind)
-			if kind == want {
-				out.MonitoringUnavailable = children.MonitoringUnavailableMessage(dobj, kind)
-			}
-			continue
-		}
-		if kind == want {
-			out.Monitor = synced
-		}
-		if err := record(kind, action, err); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// deleteSuperseded deletes what older pod templates of dobj used and no
-// pod of d, its Deployment as cached, can still use: ServiceAccounts the
-// spec no longer names (see children.SupersededServiceAccounts), and
-// ConfigMaps of inline files beyond the history a rollback may need (see
-// children.SupersededFilesConfigMaps). Until then they stay, and a later
-// event of the Deployment (its rollout ending) brings dobj back. filesName
-// is the ConfigMap of inline files the spec asks for, "" for none.
-func (c *Controller) deleteSuperseded(ctx context.Context, dobj *appv1.DeployObject, d *appsv1.Deployment, filesName string, record func(kind, action string, err error) error) error {
-	accounts, err := c.serviceAccounts.ControlledBy(dobj.Namespace, dobj.Name)
-	if err != nil {
-		return err
-	}
-	err = deleteChildren(ctx, children.KindServiceAccount, children.SupersededServiceAccounts(dobj, accounts, d), c.kubeClient.CoreV1().ServiceAccounts(dobj.Namespace).Delete, record)
-	if err != nil {
-		return err
-	}
-	files, err := c.configMaps.ControlledBy(dobj.Namespace, dobj.Name)
-	if err != nil {
-		return err
-	}
-	superseded := children.SupersededFilesConfigMaps(dobj, files, d, filesName, children.FilesHistory(dobj))
-	return deleteChildren(ctx, children.KindFilesConfigMap, superseded, c.kubeClient.CoreV1().ConfigMaps(dobj.Namespace).Delete, record)
-}
-
-// deleteChildren deletes objs, each with a UID precondition: one that was
-// deleted, or made again under its name, meanwhile is left alone.
-func deleteChildren[T metav1.Object](ctx context.Context, kind string, objs []T, del func(context.Context, string, metav1.DeleteOptions) error, record func(kind, action string, err error) error) error {
-	for _, obj := range objs {
-		uid := obj.GetUID()
-		err := del(ctx, obj.GetName(), metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
-		if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
-			continue
-		}
-		action := "deleted " + kind + " " + obj.GetName()
-		if err != nil {
-			action, err = "", fmt.Errorf("deleting %s %s: %w", kind, obj.GetName(), err)
-		}
-		if err := record(kind, action, err); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// syncGatewayRoutes brings dobj's Gateway API routes in line, as
-// syncChildren does its other children: the GRPCRoute, then the HTTPRoute
-// and the one that redirects to https. Without the Gateway API, or
-// without one of the two kinds, there is no route of that kind to delete
-// either; the problem is not retried: watchGatewayAPI syncs dobj again
-// once the kind is served. An HTTPRoute that a GRPCRoute replaces (a port
-// turned to gRPC) is deleted only once the GRPCRoute exists: the two may
-// not serve one hostname on a listener, so the switch cannot wait for the
-// GRPCRoute to be accepted.
-func (c *Controller) syncGatewayRoutes(ctx context.Context, dobj *appv1.DeployObject, out *status.Outcome, record func(kind, action string, err error) error, recheckOwner func(context.Context) error) error {
-	ns := dobj.Namespace
-	unavailable := func(key, kind, name string) {
-		out.Problems = append(out.Problems, children.Problem{Kind: key, Reason: appv1.ReasonGatewayAPIUnavailable,
-			Message: fmt.Sprintf("the cluster does not serve %s %ss (the Gateway API CRDs are not installed); the controller makes %s %s once it does", children.GatewayAPIGroupVersion, kind, kind, name)})
-	}
-
-	if grpcRoutes := c.gateway.GRPCRoutes(); grpcRoutes == nil {
-		if children.WantsGRPCRoute(dobj) {
-			unavailable(children.KindGRPCRoute, children.KindGRPCRoute, dobj.Name)
-		}
-	} else if kept := keptRoute(dobj, children.WantsIngress(dobj), children.KindGRPCRoute, grpcRoutes.GRPCRoutes(ns).Get, func() bool {
-		return children.KeepsGatewayRoute(dobj, out.Ingress)
-	}); kept != "" {
-		out.KeptRoute = kept
-	} else {
-		desired, err := children.DesiredGRPCRoute(dobj)
-		if err != nil {
-			return err
-		}
-		synced, action, err := children.SyncOptional(ctx, dobj, children.WantsGRPCRoute(dobj), desired,
-			children.UpdatedOps(children.KindGRPCRoute, grpcRoutes.GRPCRoutes(ns).Get, c.gateway.Client.GatewayV1().GRPCRoutes(ns), children.MergeGRPCRoute, recheckOwner))
-		switch {
-		case children.IsResourceNotServed(err):
-			// The CRD was removed since the cache was built.
-			c.gateway.LostGRPC()
-			if children.WantsGRPCRoute(dobj) {
-				unavailable(children.KindGRPCRoute, children.KindGRPCRoute, dobj.Name)
-			}
-		default:
-			out.GRPCRoute = synced
-			if err := record(children.KindGRPCRoute, action, err); err != nil {
-				return err
-			}
-		}
-	}
-
-	routes := c.gateway.Routes()
-	if routes == nil {
-		if children.WantsHTTPRoute(dobj) {
-			unavailable(children.KindHTTPRoute, children.KindHTTPRoute, dobj.Name)
-		}
-		if children.WantsHTTPSRedirect(dobj) {
-			unavailable(children.KindHTTPSRedirect, children.KindHTTPRoute, children.HTTPSRedirectName(dobj))
-		}
-		return nil
-	}
-	if kept := keptRoute(dobj, children.WantsIngress(dobj), children.KindHTTPRoute, routes.HTTPRoutes(ns).Get, func() bool {
-		return children.KeepsGatewayRoute(dobj, out.Ingress)
-	}); kept != "" {
-		out.KeptRoute = kept
-		return nil
-	}
-	for _, r := range []struct {
-		key, name string
-		want      bool
-		desired   func(*appv1.DeployObject) (*gatewayv1.HTTPRoute, error)
-		synced    **gatewayv1.HTTPRoute
-	}{
-		{children.KindHTTPRoute, dobj.Name, children.WantsHTTPRoute(dobj), children.DesiredHTTPRoute, &out.HTTPRoute},
-		{children.KindHTTPSRedirect, children.HTTPSRedirectName(dobj), children.WantsHTTPSRedirect(dobj), children.DesiredHTTPSRedirect, &out.HTTPSRedirect},
-	} {
-		if r.name == dobj.Name && children.WantsGRPCRoute(dobj) && out.GRPCRoute == nil {
-			// Its replacement is not made yet.
-			continue
-		}
-		desired, err := r.desired(dobj)
-		if err != nil {
-			return err
-		}
-		synced, action, err := children.SyncOptionalNamed(ctx, dobj, r.name, r.want, desired,
-			children.UpdatedOps(children.KindHTTPRoute, routes.HTTPRoutes(ns).Get, c.gateway.Client.GatewayV1().HTTPRoutes(ns), children.MergeHTTPRoute, recheckOwner))
-		if children.IsResourceNotServed(err) {
-			// The Gateway API CRDs were removed since the cache was built.
-			c.gateway.Lost()
-			out.HTTPRoute, out.HTTPSRedirect = nil, nil
-			if r.want {
-				unavailable(r.key, children.KindHTTPRoute, r.name)
-			}
-			return nil
-		}
-		*r.synced = synced
-		if err := record(r.key, action, err); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// gatewayRouteAccepted reports whether the Gateway API route dobj asks for
-// exists, as the cache holds it, and every Gateway has accepted it.
-func (c *Controller) gatewayRouteAccepted(dobj *appv1.DeployObject) bool {
-	if children.WantsGRPCRoute(dobj) {
-		routes := c.gateway.GRPCRoutes()
-		if routes == nil {
-			return false
-		}
-		r, err := routes.GRPCRoutes(dobj.Namespace).Get(dobj.Name)
-		return err == nil && metav1.IsControlledBy(r, dobj) && children.GRPCRouteCondition(dobj, r, nil).Status == metav1.ConditionTrue
-	}
-	routes := c.gateway.Routes()
-	if routes == nil {
-		return false
-	}
-	r, err := routes.HTTPRoutes(dobj.Namespace).Get(dobj.Name)
-	return err == nil && metav1.IsControlledBy(r, dobj) && children.HTTPRouteCondition(dobj, r, nil).Status == metav1.ConditionTrue
-}
-
-// keptRoute names dobj's route of kind, which its spec no longer asks for,
-// when keep says it must stay until the route the spec asks for instead
-// (switching: the spec asks for the other kind) carries traffic (see
-// children.KeepsIngress); "" when there is no such route to keep, or it may
-// go.
-func keptRoute[T metav1.Object](dobj *appv1.DeployObject, switching bool, kind string, cached func(string) (T, error), keep func() bool) string {
-	if !switching {
-		return ""
-	}
-	live, err := cached(dobj.Name)
-	if err != nil || !metav1.IsControlledBy(live, dobj) || !keep() {
-		return ""
-	}
-	return kind + " " + live.GetName()
-}
-
-// syncDeployment brings the Deployment in line with desired, whose hash
-// is hash, and records the outcome in out; cached is the Deployment as the
-// cache holds it.
-func (c *Controller) syncDeployment(ctx context.Context, dobj *appv1.DeployObject, cached func(string) (*appsv1.Deployment, error), desired *appsv1.Deployment, hash string, out *status.Outcome, record func(kind, action string, err error) error, recheckOwner func(context.Context) error) error {
-	deployments := c.kubeClient.AppsV1().Deployments(dobj.Namespace)
-	key := cache.MetaObjectToName(dobj)
-	stamped := func() error { return children.StampTemplateHashes(desired, &dobj.Spec) }
-	d, action, err := children.Sync(ctx, dobj, desired, children.Ops[*appsv1.Deployment]{
-		Kind:   "Deployment",
-		Cached: cached,
-		Create: func(ctx context.Context, desired *appsv1.Deployment, opts metav1.CreateOptions) (*appsv1.Deployment, error) {
-			if err := stamped(); err != nil {
-				return nil, err
-			}
-			return deployments.Create(ctx, desired, opts)
-		},
-		Get:   deployments.Get,
-		Patch: deployments.Patch,
-		InSync: func(live, desired *appsv1.Deployment) bool {
-			return children.DeploymentApplied(live, desired, hash, dobj.Status.DeploymentHash) || c.admitted.Admitted(key, hash, live)
-		},
-		Write: func(ctx context.Context, live, desired *appsv1.Deployment) (*appsv1.Deployment, error) {
-			if err := stamped(); err != nil {
-				return nil, err
-			}
-			return children.ApplyDeployment(ctx, deployments, live, desired)
-		},
-		RecheckOwner: recheckOwner,
-	})
-	if err == nil && action != "" {
-		c.admitted.Record(key, hash, d, desired)
-	}
-	if out.ConfigRollout {
-		// Rolling out new configuration is told by the Ready condition, as
-		// a spec rollout is: it is no drift, and costs no event.
-		action = ""
-	}
-	if err := record("Deployment", action, err); err != nil {
-		return err
-	}
-	if d != nil {
-		out.Deployment, out.DeploymentHash = d, hash
-		out.ConfigHash = desired.Spec.Template.Annotations[appv1.AnnotationConfigHash]
-	}
-	return nil
-}
-
-// holdDeployment decides whether the Deployment must not be written now,
-// and records why in out: a ConfigMap or Secret the pods need is missing
-// (the pods could not start: they would be stuck in
-// CreateContainerConfigError), or the write would start a rollout caused
-// by configuration alone and no slot is free for it under
-// --max-concurrent-config-rollouts. A new generation of the spec is
-// never held by the limit. The Deployment as the cache shows it still
-// tells the status.
-func (c *Controller) holdDeployment(ctx context.Context, dobj *appv1.DeployObject, cached func(string) (*appsv1.Deployment, error), desired *appsv1.Deployment, cfg configrollout.State, out *status.Outcome) (bool, error) {
-	live, err := cached(dobj.Name)
-	switch {
-	case apierrors.IsNotFound(err):
-		live = nil
-	case err != nil:
-		return false, fmt.Errorf("reading Deployment %s from cache: %w", dobj.Name, err)
-	case !metav1.IsControlledBy(live, dobj):
-		// Adoption or a conflict: children.Sync knows what to do.
-		live = nil
-	}
-	if c.podSecurityCheck != nil {
-		if violations := c.podSecurityCheck(&desired.Spec.Template); len(violations) > 0 {
-			out.Deployment = live
-			out.Problems = append(out.Problems, children.Problem{Kind: "Deployment", Reason: appv1.ReasonPodSecurityViolation, Message: children.PodSecurityMessage(violations)})
-			return true, nil
-		}
-	}
-	key := cache.MetaObjectToName(dobj)
-	if len(cfg.Missing) > 0 {
-		out.Deployment = live
-		out.Problems = append(out.Problems, children.Problem{Kind: "Deployment", Reason: appv1.ReasonConfigMissing, Message: configrollout.MissingMessage(cfg.Missing)})
-		if left := c.configGrace.Left(key); left > 0 {
-			// Applied together with its configuration, or with what
-			// another controller makes it from: Reconciling until the
-			// grace is over, then Stalled.
-			out.ConfigMissingGrace = true
-			c.queue.AddAfter(key, left)
-		}
-		return true, nil
-	}
-	c.configGrace.Found(key)
-	if live == nil || desired.Annotations[appv1.AnnotationDeploymentHash] == dobj.Status.DeploymentHash {
-		// Created, or what was last applied: no rollout to hold.
-		return false, nil
-	}
-	if err := children.StampTemplateHashes(desired, &dobj.Spec); err != nil {
-		return false, err
-	}
-	if !configrollout.Unrequested(dobj, live, desired) {
-		return false, nil
-	}
-	if !c.config.Limiter.Acquire(key) {
-		klog.FromContext(ctx).V(2).Info("Rollout not asked for by the spec waits for a slot")
-		out.Deployment, out.ConfigPending = live, true
-		// A scale is no rollout, and does not wait with the template.
-		if patch := children.ScalePatch(live, desired); patch != nil {
-			scaled, err := c.kubeClient.AppsV1().Deployments(dobj.Namespace).Patch(ctx, dobj.Name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: children.FieldManager})
-			if err != nil {
-				return true, fmt.Errorf("scaling Deployment %s while its rollout waits: %w", dobj.Name, err)
-			}
-			out.Deployment = scaled
-		}
-		return true, nil
-	}
-	// Should the rollout never be seen finishing, a sync at the timeout
-	// frees the slot.
-	c.queue.AddAfter(key, configrollout.Timeout)
-	out.ConfigRollout = true
-	desired.Annotations[appv1.AnnotationLimitedRollout] = "true"
-	return false, nil
-}
-
-// ownerRecheck returns a check, made at most once per sync, that dobj is
-// still the DeployObject the cache shows and is not being deleted, read
-// fresh from the API server: a child is adopted only by a live owner, as
-// the Deployment controller's controller-ref manager does.
-func (c *Controller) ownerRecheck(dobj *appv1.DeployObject) func(context.Context) error {
-	var once sync.Once
-	var err error
-	return func(ctx context.Context) error {
-		once.Do(func() {
-			fresh, getErr := c.client.AppV1().DeployObjects(dobj.Namespace).Get(ctx, dobj.Name, metav1.GetOptions{})
-			switch {
-			case getErr != nil:
-				err = fmt.Errorf("reading DeployObject before adopting: %w", getErr)
-			case fresh.UID != dobj.UID:
-				err = fmt.Errorf("DeployObject %s was replaced (UID %s, cached %s); not adopting", dobj.Name, fresh.UID, dobj.UID)
-			case fresh.DeletionTimestamp != nil:
-				err = fmt.Errorf("DeployObject %s is being deleted; not adopting", dobj.Name)
-			}
-		})
-		return err
-	}
 }

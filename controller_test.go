@@ -11,7 +11,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"slices"
 	"strings"
 	"sync"
@@ -64,6 +63,7 @@ import (
 	"deployobject.dev/controller/pkg/configrollout"
 	"deployobject.dev/controller/pkg/generated/clientset/versioned/fake"
 	informers "deployobject.dev/controller/pkg/generated/informers/externalversions"
+	"deployobject.dev/controller/pkg/identity"
 	"deployobject.dev/controller/pkg/leaderelection"
 	"deployobject.dev/controller/pkg/metrics"
 	"deployobject.dev/controller/pkg/options"
@@ -221,32 +221,35 @@ func (f *fixture) newController(ctx context.Context) *Controller {
 
 	factory := informers.NewSharedInformerFactory(f.client, 0)
 	kubeFactory := kubeinformers.NewSharedInformerFactory(f.kubeClient, 0)
+	podSecurity := f.podSecurity
+	if podSecurity == "" {
+		podSecurity = children.ProfileNone
+	}
+	var secrets coreinformers.SecretInformer
+	if f.trackSecrets {
+		secrets = kubeFactory.Core().V1().Secrets()
+		for _, s := range f.secrets {
+			mustAdd(f.t, secrets.Informer().GetIndexer(), s.DeepCopy())
+		}
+	}
+	// As NewController's defaults were before main passed the flags: no
+	// batching, configuration tracked only when the test asks, without a
+	// delay or a grace for missing configuration.
 	c, err := NewController(ctx, f.kubeClient, f.client, caches.InformersOf(factory, kubeFactory),
 		gateway, monitors,
-		f.recorder, nil)
+		f.recorder, nil, Config{
+			ShutdownGrace:     10 * time.Second,
+			CacheSyncTimeout:  2 * time.Minute,
+			PodSecurity:       podSecurity,
+			TrackConfig:       f.trackConfig,
+			Secrets:           secrets,
+			MaxConfigRollouts: f.maxConfigRollouts,
+		})
 	if err != nil {
 		f.t.Fatalf("NewController: %v", err)
 	}
-	if f.trackConfig {
-		var secrets coreinformers.SecretInformer
-		if f.trackSecrets {
-			secrets = kubeFactory.Core().V1().Secrets()
-			for _, s := range f.secrets {
-				mustAdd(f.t, secrets.Informer().GetIndexer(), s.DeepCopy())
-			}
-		}
-		if err := c.trackConfig(ctx, factory.App().V1().DeployObjects(), kubeFactory.Core().V1().ConfigMaps(), secrets, f.maxConfigRollouts, 0); err != nil {
-			f.t.Fatalf("trackConfig: %v", err)
-		}
-	}
 	for _, cm := range f.configMaps {
 		mustAdd(f.t, kubeFactory.Core().V1().ConfigMaps().Informer().GetIndexer(), cm.DeepCopy())
-	}
-	if f.podSecurity != "" {
-		c.podSecurity = f.podSecurity
-		if c.podSecurityCheck, err = children.NewPodSecurityCheck(f.podSecurity); err != nil {
-			f.t.Fatal(err)
-		}
 	}
 	c.now = func() metav1.Time { return testobjects.FixedNow }
 	// The caches hold what the informers' transform keeps, as in
@@ -469,7 +472,7 @@ func TestSyncCorrectsDeploymentDrift(t *testing.T) {
 			d.Spec.Template.Spec.Containers[0].Resources.Limits[corev1.ResourceMemory] = resource.MustParse("1Gi")
 		}},
 		{"container port name", func(d *appsv1.Deployment) { d.Spec.Template.Spec.Containers[0].Ports[0].Name = "web" }},
-		{"managed-by label removed", func(d *appsv1.Deployment) { delete(d.Labels, children.ManagedByLabel) }},
+		{"managed-by label removed", func(d *appsv1.Deployment) { delete(d.Labels, identity.ManagedByLabel) }},
 		{"pod label changed", func(d *appsv1.Deployment) { d.Spec.Template.Labels[children.NameLabel] = "other" }},
 		{"container renamed", func(d *appsv1.Deployment) { d.Spec.Template.Spec.Containers[0].Name = "main" }},
 	} {
@@ -1684,7 +1687,7 @@ func backlogController(t *testing.T, ctx context.Context, n int) (*Controller, *
 	}
 	c := f.newController(ctx)
 	api, client := newBlockingAPIServer(t)
-	c.kubeClient = client
+	c.children.KubeClient = client
 	c.caches = nil
 	for _, d := range f.dobjs {
 		c.queue.Add(cache.MetaObjectToName(d))
@@ -1923,8 +1926,8 @@ func TestSyncConfigMissingHasAGracePeriod(t *testing.T) {
 			_, ctx := ktesting.NewTestContext(t)
 			c := f.newController(ctx)
 			now := time.Now()
-			c.configGrace = configrollout.NewMissingGrace(2*time.Minute, func() time.Time { return now })
-			c.configGrace.Left(testobjects.TestKey)
+			c.rollouts.Grace = configrollout.NewMissingGrace(2*time.Minute, func() time.Time { return now })
+			c.rollouts.Grace.Left(testobjects.TestKey)
 			now = now.Add(tc.elapsed)
 			if err := c.syncHandler(ctx, testobjects.TestKey); err != nil {
 				t.Fatalf("sync: %v", err)
@@ -1997,7 +2000,7 @@ func TestSyncConfigRolloutWaitsForASlot(t *testing.T) {
 			_, ctx := ktesting.NewTestContext(t)
 			c := f.newController(ctx)
 			other := cache.ObjectName{Namespace: "apps", Name: "other"}
-			if !c.config.Limiter.Acquire(other) {
+			if !c.rollouts.Limiter.Acquire(other) {
 				t.Fatal("the only slot was not free")
 			}
 			if err := c.syncHandler(ctx, testobjects.TestKey); err != nil {
@@ -2013,7 +2016,7 @@ func TestSyncConfigRolloutWaitsForASlot(t *testing.T) {
 					t.Errorf("the Deployment was patched with %s, want its replicas only", patch)
 				}
 			}
-			active, pending := c.config.Limiter.Counts()
+			active, pending := c.rollouts.Limiter.Counts()
 			if wantPending := map[bool]int{true: 1, false: 0}[tc.waits]; active != 1 || pending != wantPending {
 				t.Errorf("limiter: %d active, %d pending; want 1, %d", active, pending, wantPending)
 			}
@@ -2022,7 +2025,7 @@ func TestSyncConfigRolloutWaitsForASlot(t *testing.T) {
 			}
 			// The slot is freed: the waiting DeployObject is woken, and
 			// its next sync rolls out.
-			c.config.Limiter.Finish(other, true)
+			c.rollouts.Limiter.Finish(other, true)
 			if c.queue.Len() != 1 {
 				t.Fatalf("queue holds %d keys, want the waiting DeployObject", c.queue.Len())
 			}
@@ -2041,7 +2044,7 @@ func TestSyncConfigRolloutWaitsForASlot(t *testing.T) {
 			if *dobj.Spec.Replicas == 5 {
 				wantActive = 1
 			}
-			if active, pending := c.config.Limiter.Counts(); active != wantActive || pending != 0 {
+			if active, pending := c.rollouts.Limiter.Counts(); active != wantActive || pending != 0 {
 				t.Errorf("after the rollout: %d active, %d pending; want %d, 0", active, pending, wantActive)
 			}
 		})
@@ -2077,7 +2080,7 @@ func TestSyncRolloutSlotIsTheDeployments(t *testing.T) {
 			f.kubeClient.PrependReactor("create", "services", func(core.Action) (bool, runtime.Object, error) {
 				return true, nil, apierrors.NewForbidden(schema.GroupResource{Resource: "services"}, "web", errors.New("exceeded quota: q, requested: services=1"))
 			})
-			if tc.slotTaken && !c.config.Limiter.Acquire(cache.ObjectName{Namespace: "apps", Name: "other"}) {
+			if tc.slotTaken && !c.rollouts.Limiter.Acquire(cache.ObjectName{Namespace: "apps", Name: "other"}) {
 				t.Fatal("the only slot was not free")
 			}
 			if err := c.syncHandler(ctx, testobjects.TestKey); err == nil {
@@ -2087,7 +2090,7 @@ func TestSyncRolloutSlotIsTheDeployments(t *testing.T) {
 			if ready := conditionOf(t, actions[len(actions)-1], appv1.ConditionReady); ready == nil || ready.Reason != appv1.ReasonQuotaExceeded {
 				t.Fatalf("Ready = %+v, want QuotaExceeded from the Service", ready)
 			}
-			if active, lined := c.config.Limiter.Counts(); active != tc.wantActive || lined != tc.wantLined {
+			if active, lined := c.rollouts.Limiter.Counts(); active != tc.wantActive || lined != tc.wantLined {
 				t.Errorf("limiter: %d active, %d waiting; want %d, %d", active, lined, tc.wantActive, tc.wantLined)
 			}
 		})
@@ -2115,10 +2118,10 @@ func TestAdoptRollouts(t *testing.T) {
 	if err := c.adoptRollouts(klog.FromContext(ctx)); err != nil {
 		t.Fatal(err)
 	}
-	if active, _ := c.config.Limiter.Counts(); active != 1 {
+	if active, _ := c.rollouts.Limiter.Counts(); active != 1 {
 		t.Fatalf("%d rollouts counted, want the one still going", active)
 	}
-	if c.config.Limiter.Acquire(cache.ObjectName{Namespace: "apps", Name: "next"}) {
+	if c.rollouts.Limiter.Acquire(cache.ObjectName{Namespace: "apps", Name: "next"}) {
 		t.Error("a new rollout got a slot while the adopted one holds the only one")
 	}
 	if c.queue.Len() != 1 {
@@ -2155,7 +2158,7 @@ func TestConfigEventHandlers(t *testing.T) {
 	relabelled.ResourceVersion, relabelled.Labels = "6", map[string]string{"team": "x"}
 	changed := slim(testobjects.ConfigMap("cfg", map[string]string{"level": "info", "unused": "b"}))
 
-	configMaps, secrets := c.config.Handler(configrollout.KindConfigMap), c.config.Handler(configrollout.KindSecret)
+	configMaps, secrets := c.rollouts.Handler(configrollout.KindConfigMap), c.rollouts.Handler(configrollout.KindSecret)
 	configMaps.OnAdd(cm, false)
 	expect("ConfigMap added", testobjects.TestKey)
 	configMaps.OnUpdate(cm, cm)
@@ -2408,7 +2411,7 @@ func TestSyncHTTPRoute(t *testing.T) {
 		if r := readyOf(t, actions[2]); r.Reason != appv1.ReasonGatewayAPIUnavailable {
 			t.Errorf("Ready = %+v, want GatewayAPIUnavailable", r)
 		}
-		if c.gateway.Routes() != nil {
+		if c.children.Gateway.Routes() != nil {
 			t.Error("the HTTPRoute cache is still read after the 404")
 		}
 	})
@@ -2582,7 +2585,7 @@ func TestSyncGRPCRoute(t *testing.T) {
 		f.dobjs = []*appv1.DeployObject{dobj}
 		_, ctx := ktesting.NewTestContext(t)
 		c := f.newController(ctx)
-		c.gateway.GRPCLister = nil
+		c.children.Gateway.GRPCLister = nil
 		if err := c.syncHandler(ctx, testobjects.TestKey); err != nil {
 			t.Fatalf("sync: %v", err)
 		}
@@ -2615,7 +2618,7 @@ func TestSyncGRPCRoute(t *testing.T) {
 		f.dobjs = []*appv1.DeployObject{dobj}
 		_, ctx := ktesting.NewTestContext(t)
 		c := f.newController(ctx)
-		c.gateway.GRPCLister = nil
+		c.children.Gateway.GRPCLister = nil
 		if err := c.syncHandler(ctx, testobjects.TestKey); err != nil {
 			t.Fatalf("sync: %v, want the problem reported, not retried", err)
 		}
@@ -3157,128 +3160,6 @@ func TestLeaseLostCancelsSyncs(t *testing.T) {
 	}
 }
 
-// runAsControllerEnv makes the test binary run main instead of the tests,
-// so that a test can run the controller as a process of its own: logging
-// can be configured once per process only.
-const runAsControllerEnv = "DEPLOYOBJECT_TEST_RUN_MAIN"
-
-func TestMain(m *testing.M) {
-	if os.Getenv(runAsControllerEnv) == "1" {
-		main()
-		os.Exit(0)
-	}
-	os.Exit(m.Run())
-}
-
-// runController runs the controller's main with args in a process of its
-// own and returns its output and exit code.
-func runController(t *testing.T, args ...string) (stdout, stderr string, code int) {
-	t.Helper()
-	cmd := exec.Command(os.Args[0], args...)
-	cmd.Env = append(os.Environ(), runAsControllerEnv+"=1")
-	var out, errOut bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errOut
-	err := cmd.Run()
-	var exit *exec.ExitError
-	switch {
-	case errors.As(err, &exit):
-		code = exit.ExitCode()
-	case err != nil:
-		t.Fatal(err)
-	}
-	return out.String(), errOut.String(), code
-}
-
-// TestLoggingFormatJSON: with --logging-format=json every line the
-// controller logs is a JSON object, from the first line on; a kubeconfig
-// that does not exist makes it log its start and its failure and exit 1.
-func TestLoggingFormatJSON(t *testing.T) {
-	stdout, stderr, code := runController(t, "--logging-format=json", "--kubeconfig=/nonexistent/kubeconfig")
-	if code != 1 {
-		t.Errorf("exit code %d, want 1", code)
-	}
-	var msgs []string
-	for _, line := range strings.Split(strings.TrimSpace(stdout+stderr), "\n") {
-		var entry map[string]any
-		if err := json.Unmarshal([]byte(line), &entry); err != nil {
-			t.Fatalf("not a JSON line: %q", line)
-		}
-		msg, _ := entry["msg"].(string)
-		msgs = append(msgs, msg)
-		if msg == "Controller failed" && !strings.Contains(entry["err"].(string), "/nonexistent/kubeconfig") {
-			t.Errorf("the failure does not name the kubeconfig: %v", entry)
-		}
-	}
-	if len(msgs) < 2 || msgs[0] != "Starting" || msgs[len(msgs)-1] != "Controller failed" {
-		t.Errorf("logged %q, want Starting first and Controller failed last", msgs)
-	}
-}
-
-// TestLoggingFlagsAreValidated: an unknown format and an alpha option
-// without its feature gate are refused before anything runs.
-func TestLoggingFlagsAreValidated(t *testing.T) {
-	for _, args := range [][]string{
-		{"--logging-format=xml"},
-		{"--logging-format=json", "--log-json-split-stream"},
-	} {
-		stdout, stderr, code := runController(t, append(args, "--kubeconfig=/nonexistent/kubeconfig")...)
-		if code != 2 || stdout != "" || !strings.HasPrefix(stderr, "invalid logging flags:") {
-			t.Errorf("%v: exit code %d, stdout %q, stderr %q; want 2 and only the reason", args, code, stdout, stderr)
-		}
-	}
-}
-
-// TestHelp: --help prints the flags in sections, as Kubernetes components
-// do, and exits 0.
-func TestHelp(t *testing.T) {
-	stdout, _, code := runController(t, "--help")
-	if code != 0 {
-		t.Errorf("exit code %d, want 0", code)
-	}
-	last := -1
-	for _, want := range []string{
-		"Usage:\n  deployobject-controller [flags]",
-		"Generic flags:", "--feature-gates mapStringBool",
-		"Controller flags:", "--namespace string", "--workers int",
-		"Configuration rollouts flags:", "--config-rollout-delay duration", "--max-concurrent-config-rollouts int", "--track-secrets",
-		"Client flags:", "--kube-api-qps float32", "--kubeconfig string",
-		"Leader election flags:", "--leader-elect ",
-		"Metrics flags:", "--metrics-bind-address string",
-		"Debugging flags:", "--profiling",
-		"Logs flags:", "--logging-format string", `Permitted formats: "json"`, "-v, --v Level",
-		"Global flags:", "-h, --help", "--version",
-	} {
-		i := strings.Index(stdout, want)
-		if i < 0 {
-			t.Errorf("--help lacks %q", want)
-			continue
-		}
-		if i < last {
-			t.Errorf("--help shows %q out of order", want)
-		}
-		last = i
-	}
-}
-
-// TestFlagsAreLoggedAtV1: at -v=1 the controller logs every flag with its
-// value before it starts, as kube-controller-manager does; at the default
-// verbosity TestLoggingFormatJSON finds Starting first.
-func TestFlagsAreLoggedAtV1(t *testing.T) {
-	_, stderr, code := runController(t, "-v=1", "--workers=3", "--kubeconfig=/nonexistent/kubeconfig")
-	if code != 1 {
-		t.Errorf("exit code %d, want 1", code)
-	}
-	starting := strings.Index(stderr, `"Starting"`)
-	for _, want := range []string{`FLAG: --workers="3"`, `FLAG: --v="1"`, `FLAG: --kubeconfig="/nonexistent/kubeconfig"`, `FLAG: --kube-api-qps="200"`, `FLAG: --leader-elect=""`} {
-		i := strings.Index(stderr, want)
-		if i < 0 {
-			t.Errorf("the log lacks %s:\n%s", want, stderr)
-		} else if i > starting {
-			t.Errorf("%s logged after Starting", want)
-		}
-	}
-}
-
 // TestJSONLogsOfASyncCarryTheKey: in JSON, as in text, every line a sync
 // logs carries the DeployObject's key as a field of its own, the failed
 // sync's error line as much as the retry's lines.
@@ -3505,7 +3386,7 @@ func TestSyncMonitoring(t *testing.T) {
 		if r := readyOf(t, actions[0]); r.Status != metav1.ConditionTrue {
 			t.Errorf("Ready = %+v, want True", r)
 		}
-		if c.monitors.Lister(children.KindServiceMonitor) != nil {
+		if c.children.Monitors.Lister(children.KindServiceMonitor) != nil {
 			t.Error("the ServiceMonitor cache is still read after the 404")
 		}
 	})

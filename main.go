@@ -6,7 +6,8 @@
 // reports their state in the DeployObject's status.
 //
 // main.go wires the process (flags, clients, informers, leader election,
-// servers); controller.go holds the controller itself.
+// servers); controller.go holds the controller itself: its event handlers,
+// queue, workers and sync, which runs the children through pkg/reconcile.
 package main
 
 import (
@@ -15,13 +16,13 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
-	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"golang.org/x/term"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	kubeinformers "k8s.io/client-go/informers"
 	coreinformers "k8s.io/client-go/informers/core/v1"
 	"k8s.io/client-go/kubernetes"
 	kubescheme "k8s.io/client-go/kubernetes/scheme"
@@ -34,8 +35,8 @@ import (
 	"deployobject.dev/controller/pkg/caches"
 	"deployobject.dev/controller/pkg/children"
 	"deployobject.dev/controller/pkg/clients"
-	"deployobject.dev/controller/pkg/configrollout"
 	appscheme "deployobject.dev/controller/pkg/generated/clientset/versioned/scheme"
+	"deployobject.dev/controller/pkg/identity"
 	"deployobject.dev/controller/pkg/leaderelection"
 	"deployobject.dev/controller/pkg/metrics"
 	"deployobject.dev/controller/pkg/options"
@@ -126,7 +127,7 @@ func run(ctx context.Context, opts *options.Options) error {
 	}
 	defer stopEvents()
 
-	informerName, err := cache.NewInformerName(children.ControllerName)
+	informerName, err := cache.NewInformerName(identity.ControllerName)
 	if err != nil {
 		return fmt.Errorf("naming the informers: %w", err)
 	}
@@ -154,26 +155,11 @@ func run(ctx context.Context, opts *options.Options) error {
 				return caches.NewMonitorInformer(apiClients.Dynamic, resource, opts.Namespace, caches.NamedInformers{Name: informerName, Metrics: controllerMetrics.Informers})
 			},
 		},
-		recorder, controllerMetrics.Reconcile)
+		recorder, controllerMetrics.Reconcile, controllerConfig(opts, childFactory))
 	if err != nil {
 		return err
 	}
-	controller.shutdownGrace = opts.ShutdownGrace
-	controller.cacheSyncTimeout = opts.CacheSyncTimeout
-	controller.childBatchPeriod = opts.ChildBatch
-	controller.podSecurity = opts.PodSecurity
-	if controller.podSecurityCheck, err = children.NewPodSecurityCheck(opts.PodSecurity); err != nil {
-		return err
-	}
-	var secrets coreinformers.SecretInformer
-	if opts.TrackSecrets {
-		secrets = childFactory.Core().V1().Secrets()
-	}
-	controller.configGrace = configrollout.NewMissingGrace(opts.ConfigMissingGrace, time.Now)
-	if err := controller.trackConfig(ctx, dobjFactory.App().V1().DeployObjects(), childFactory.Core().V1().ConfigMaps(), secrets, opts.MaxConfigRollouts, opts.ConfigRolloutDelay); err != nil {
-		return err
-	}
-	registry.MustRegister(metrics.NewRolloutCollector(controller.config.Limiter))
+	registry.MustRegister(metrics.NewRolloutCollector(controller.rollouts.Limiter))
 
 	// Every replica fills its caches, leader or not, so that a new leader
 	// starts working at once.
@@ -223,6 +209,26 @@ func run(ctx context.Context, opts *options.Options) error {
 	return nil
 }
 
+// controllerConfig is what the controller takes from opts; the Secrets it
+// tracks come from childFactory (see caches.RegisterConfigInformers).
+func controllerConfig(opts *options.Options, childFactory kubeinformers.SharedInformerFactory) Config {
+	var secrets coreinformers.SecretInformer
+	if opts.TrackSecrets {
+		secrets = childFactory.Core().V1().Secrets()
+	}
+	return Config{
+		ShutdownGrace:      opts.ShutdownGrace,
+		CacheSyncTimeout:   opts.CacheSyncTimeout,
+		ChildBatchPeriod:   opts.ChildBatch,
+		PodSecurity:        children.PodSecurityProfile(opts.PodSecurity),
+		TrackConfig:        true,
+		Secrets:            secrets,
+		MaxConfigRollouts:  opts.MaxConfigRollouts,
+		ConfigRolloutDelay: opts.ConfigRolloutDelay,
+		ConfigMissingGrace: opts.ConfigMissingGrace,
+	}
+}
+
 // startEvents starts sending what the returned recorder records to the API
 // server, through events.k8s.io/v1, until stop is called. Events recorded by
 // syncs that finish during the shutdown grace period must still be sent: the
@@ -247,7 +253,7 @@ func startEvents(ctx context.Context, kubeClient kubernetes.Interface) (recorder
 		stop()
 		return nil, nil, fmt.Errorf("recording events: %w", err)
 	}
-	return broadcaster.NewRecorder(scheme, children.ControllerName), stop, nil
+	return broadcaster.NewRecorder(scheme, identity.ControllerName), stop, nil
 }
 
 func restConfig(opts *options.Options) (*rest.Config, bool, error) {
@@ -257,7 +263,7 @@ func restConfig(opts *options.Options) (*rest.Config, bool, error) {
 	}
 	cfg.QPS = opts.QPS
 	cfg.Burst = opts.Burst
-	cfg.UserAgent = fmt.Sprintf("%s/%s", children.ControllerName, version)
+	cfg.UserAgent = fmt.Sprintf("%s/%s", identity.ControllerName, version)
 	return cfg, inCluster, nil
 }
 

@@ -9,6 +9,7 @@ import (
 
 	appv1 "deployobject.dev/controller/pkg/apis/app/v1"
 	"deployobject.dev/controller/pkg/children"
+	"deployobject.dev/controller/pkg/identity"
 )
 
 // ValueHash is the hash the cache keeps of one value: the first 8 bytes of
@@ -57,7 +58,7 @@ func slimConfigMap(cm *corev1.ConfigMap) (*Packed, error) {
 	}
 	packed := &corev1.ConfigMap{BinaryData: hashes}
 	var owners []metav1.OwnerReference
-	if ref := metav1.GetControllerOfNoCopy(cm); ref != nil && ref.Kind == children.DeployObjectKind.Kind && ref.APIVersion == appv1.SchemeGroupVersion.String() {
+	if ref := metav1.GetControllerOfNoCopy(cm); ref != nil && ref.Kind == identity.DeployObjectKind.Kind && ref.APIVersion == appv1.SchemeGroupVersion.String() {
 		// The controller's own ConfigMaps of inline files: which
 		// DeployObject they belong to, and their age, tell which may be
 		// deleted (see children.SupersededFilesConfigMaps); their labels,

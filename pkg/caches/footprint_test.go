@@ -15,7 +15,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	appv1 "deployobject.dev/controller/pkg/apis/app/v1"
-	"deployobject.dev/controller/pkg/children"
+	"deployobject.dev/controller/pkg/identity"
 	"deployobject.dev/controller/pkg/testobjects"
 )
 
@@ -194,7 +194,7 @@ func footprintDeployObject(i int) *appv1.DeployObject {
 // them.
 func footprintManagers(apiVersion string, size int) []metav1.ManagedFieldsEntry {
 	return []metav1.ManagedFieldsEntry{
-		{Manager: children.FieldManager, Operation: metav1.ManagedFieldsOperationUpdate, APIVersion: apiVersion, Time: &metav1.Time{}, FieldsType: "FieldsV1", FieldsV1: metav1.NewFieldsV1(`{"f:metadata":{` + strings.Repeat(" ", size) + `}}`)},
+		{Manager: identity.FieldManager, Operation: metav1.ManagedFieldsOperationUpdate, APIVersion: apiVersion, Time: &metav1.Time{}, FieldsType: "FieldsV1", FieldsV1: metav1.NewFieldsV1(`{"f:metadata":{` + strings.Repeat(" ", size) + `}}`)},
 		{Manager: "kube-controller-manager", Operation: metav1.ManagedFieldsOperationUpdate, APIVersion: apiVersion, Time: &metav1.Time{}, FieldsType: "FieldsV1", FieldsV1: metav1.NewFieldsV1(`{"f:status":{` + strings.Repeat(" ", size/2) + `}}`), Subresource: "status"},
 	}
 }

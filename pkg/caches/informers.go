@@ -28,10 +28,10 @@ import (
 	gatewayclient "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned"
 
 	appv1 "deployobject.dev/controller/pkg/apis/app/v1"
-	"deployobject.dev/controller/pkg/children"
 	clientset "deployobject.dev/controller/pkg/generated/clientset/versioned"
 	informers "deployobject.dev/controller/pkg/generated/informers/externalversions"
 	appinformers "deployobject.dev/controller/pkg/generated/informers/externalversions/app/v1"
+	"deployobject.dev/controller/pkg/identity"
 )
 
 // NewInformerFactories returns the factories of the controller's informers,
@@ -98,7 +98,7 @@ func NewInformerFactories(kubeClient kubernetes.Interface, client clientset.Inte
 // managedOnly restricts a child informer's list and watch to objects with
 // the managed-by label.
 func managedOnly(o *metav1.ListOptions) {
-	o.LabelSelector = labels.Set{children.ManagedByLabel: children.ManagedByValue}.String()
+	o.LabelSelector = labels.Set{identity.ManagedByLabel: identity.ManagedByValue}.String()
 }
 
 // NewHTTPRouteInformer is the informer of HTTPRoutes, built as the child
@@ -234,7 +234,7 @@ func controllerOf(obj any) ([]string, error) {
 		return nil, err
 	}
 	ref := metav1.GetControllerOfNoCopy(m)
-	if ref == nil || ref.Kind != children.DeployObjectKind.Kind || ref.APIVersion != appv1.SchemeGroupVersion.String() {
+	if ref == nil || ref.Kind != identity.DeployObjectKind.Kind || ref.APIVersion != appv1.SchemeGroupVersion.String() {
 		return nil, nil
 	}
 	return []string{cache.ObjectName{Namespace: m.GetNamespace(), Name: ref.Name}.String()}, nil

@@ -20,8 +20,8 @@ import (
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 	gatewayfake "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned/fake"
 
-	"deployobject.dev/controller/pkg/children"
 	"deployobject.dev/controller/pkg/generated/clientset/versioned/fake"
+	"deployobject.dev/controller/pkg/identity"
 	"deployobject.dev/controller/pkg/metrics"
 	"deployobject.dev/controller/pkg/testobjects"
 )
@@ -129,7 +129,7 @@ func TestInformerFactories(t *testing.T) {
 		}
 	}
 
-	managed := labels.Set{children.ManagedByLabel: children.ManagedByValue}.AsSelector().String()
+	managed := labels.Set{identity.ManagedByLabel: identity.ManagedByValue}.AsSelector().String()
 	for _, want := range []struct {
 		actions  []k8stesting.Action
 		resource string

@@ -18,6 +18,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	appv1 "deployobject.dev/controller/pkg/apis/app/v1"
+	"deployobject.dev/controller/pkg/identity"
 )
 
 // The Deployment: what the controller asks of it, how it judges the live one
@@ -335,7 +336,7 @@ type deploymentWriter interface {
 // that a field the spec no longer sets is removed rather than kept as the
 // create's.
 func ApplyDeployment(ctx context.Context, deployments deploymentWriter, live, desired *appsv1.Deployment) (*appsv1.Deployment, error) {
-	migration, err := csaupgrade.UpgradeManagedFieldsPatch(live, sets.New(FieldManager), FieldManager)
+	migration, err := csaupgrade.UpgradeManagedFieldsPatch(live, sets.New(identity.FieldManager), identity.FieldManager)
 	if err != nil {
 		return nil, fmt.Errorf("moving the fields of the create to server-side apply: %w", err)
 	}
@@ -348,7 +349,7 @@ func ApplyDeployment(ctx context.Context, deployments deploymentWriter, live, de
 	if err != nil {
 		return nil, err
 	}
-	applied, err := deployments.Patch(ctx, live.Name, types.ApplyPatchType, body, metav1.PatchOptions{FieldManager: FieldManager, Force: ptr.To(true)})
+	applied, err := deployments.Patch(ctx, live.Name, types.ApplyPatchType, body, metav1.PatchOptions{FieldManager: identity.FieldManager, Force: ptr.To(true)})
 	if !apierrors.IsInvalid(err) {
 		return applied, err
 	}
@@ -364,7 +365,7 @@ func ApplyDeployment(ctx context.Context, deployments deploymentWriter, live, de
 		taken.Annotations = map[string]string{}
 	}
 	maps.Copy(taken.Annotations, desired.Annotations)
-	if taken, err = deployments.Update(ctx, taken, metav1.UpdateOptions{FieldManager: FieldManager}); err != nil {
+	if taken, err = deployments.Update(ctx, taken, metav1.UpdateOptions{FieldManager: identity.FieldManager}); err != nil {
 		return nil, err
 	}
 	return taken, nil

@@ -10,6 +10,7 @@ import (
 
 	appv1 "deployobject.dev/controller/pkg/apis/app/v1"
 	"deployobject.dev/controller/pkg/children"
+	"deployobject.dev/controller/pkg/identity"
 	"deployobject.dev/controller/pkg/testobjects"
 )
 
@@ -59,7 +60,7 @@ func TestDesiredDeployment(t *testing.T) {
 			if ref := metav1.GetControllerOf(d); ref == nil || ref.UID != dobj.UID || ref.Kind != "DeployObject" || !*ref.BlockOwnerDeletion {
 				t.Errorf("controller ref = %+v", ref)
 			}
-			wantLabels := map[string]string{children.ManagedByLabel: children.ManagedByValue, children.NameLabel: "web"}
+			wantLabels := map[string]string{identity.ManagedByLabel: identity.ManagedByValue, children.NameLabel: "web"}
 			if !testobjects.EqualObjects(d.Labels, wantLabels) || !testobjects.EqualObjects(d.Spec.Template.Labels, wantLabels) ||
 				!testobjects.EqualObjects(d.Spec.Selector.MatchLabels, map[string]string{children.NameLabel: "web"}) {
 				t.Errorf("labels = %v selector = %v template = %v", d.Labels, d.Spec.Selector, d.Spec.Template.Labels)

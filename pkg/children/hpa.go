@@ -10,6 +10,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	appv1 "deployobject.dev/controller/pkg/apis/app/v1"
+	"deployobject.dev/controller/pkg/identity"
 )
 
 // The HorizontalPodAutoscaler: what the controller asks of it, how a live one
@@ -73,7 +74,7 @@ func DesiredHPA(dobj *appv1.DeployObject) (*autoscalingv2.HorizontalPodAutoscale
 		Spec: autoscalingv2.HorizontalPodAutoscalerSpec{
 			ScaleTargetRef: autoscalingv2.CrossVersionObjectReference{
 				APIVersion: appv1.SchemeGroupVersion.String(),
-				Kind:       DeployObjectKind.Kind,
+				Kind:       identity.DeployObjectKind.Kind,
 				Name:       dobj.Name,
 			},
 			MinReplicas: &minReplicas,

@@ -13,6 +13,7 @@ import (
 
 	appv1 "deployobject.dev/controller/pkg/apis/app/v1"
 	"deployobject.dev/controller/pkg/children"
+	"deployobject.dev/controller/pkg/identity"
 	"deployobject.dev/controller/pkg/testobjects"
 )
 
@@ -36,7 +37,7 @@ func TestDesiredHPA(t *testing.T) {
 	if h.Spec.Behavior == dobj.Spec.Autoscaling.Behavior || *h.Spec.Behavior.ScaleDown.StabilizationWindowSeconds != 60 {
 		t.Error("the behavior is not a copy of the spec's")
 	}
-	if !metav1.IsControlledBy(h, dobj) || h.Labels[children.ManagedByLabel] != children.ManagedByValue {
+	if !metav1.IsControlledBy(h, dobj) || h.Labels[identity.ManagedByLabel] != identity.ManagedByValue {
 		t.Error("owner or labels missing")
 	}
 

@@ -5,28 +5,16 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 
 	appv1 "deployobject.dev/controller/pkg/apis/app/v1"
+	"deployobject.dev/controller/pkg/identity"
 )
 
-// The children's labels and container name are part of the API (see
+// The children's name label and container name are part of the API (see
 // pkg/apis/app/v1/labels.go); these short names keep the builders readable.
+// The managed-by label and the controller's names are in pkg/identity.
 const (
-	ManagedByLabel = appv1.LabelManagedBy
-	ManagedByValue = appv1.ManagedByController
-	NameLabel      = appv1.LabelName
-	ContainerName  = appv1.ContainerName
+	NameLabel     = appv1.LabelName
+	ContainerName = appv1.ContainerName
 )
-
-const (
-	// ControllerName names the controller to the API server: its user
-	// agent, its events' source and its lease.
-	ControllerName = "deployobject-controller"
-	// FieldManager names the controller in managedFields of what it writes.
-	FieldManager = ControllerName
-)
-
-// DeployObjectKind is the kind the children's controller ownerReferences
-// name.
-var DeployObjectKind = appv1.SchemeGroupVersion.WithKind("DeployObject")
 
 // SelectorLabels are the Deployment's and the Service's selector. They never
 // change for an object, as a Deployment's selector is immutable, and hold
@@ -49,8 +37,8 @@ func SelectorString(dobj *appv1.DeployObject) string {
 // template, which lets the cache hold them once (see SlimDeployment).
 func childLabels(dobj *appv1.DeployObject) map[string]string {
 	return map[string]string{
-		ManagedByLabel: ManagedByValue,
-		NameLabel:      dobj.Name,
+		identity.ManagedByLabel: identity.ManagedByValue,
+		NameLabel:               dobj.Name,
 	}
 }
 
@@ -59,7 +47,7 @@ func childMeta(dobj *appv1.DeployObject) metav1.ObjectMeta {
 		Name:            dobj.Name,
 		Namespace:       dobj.Namespace,
 		Labels:          childLabels(dobj),
-		OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(dobj, DeployObjectKind)},
+		OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(dobj, identity.DeployObjectKind)},
 	}
 }
 

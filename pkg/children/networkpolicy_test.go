@@ -12,6 +12,7 @@ import (
 
 	appv1 "deployobject.dev/controller/pkg/apis/app/v1"
 	"deployobject.dev/controller/pkg/children"
+	"deployobject.dev/controller/pkg/identity"
 	"deployobject.dev/controller/pkg/testobjects"
 )
 
@@ -84,7 +85,7 @@ func TestDesiredNetworkPolicy(t *testing.T) {
 			if !testobjects.EqualObjects(got.Spec, tc.want) {
 				t.Errorf("spec differs:\n%s", diff.Diff(tc.want, got.Spec))
 			}
-			if !metav1.IsControlledBy(got, dobj) || got.Name != dobj.Name || got.Labels[children.ManagedByLabel] != children.ManagedByValue {
+			if !metav1.IsControlledBy(got, dobj) || got.Name != dobj.Name || got.Labels[identity.ManagedByLabel] != identity.ManagedByValue {
 				t.Errorf("owner, name or labels wrong: %+v", got.ObjectMeta)
 			}
 		})

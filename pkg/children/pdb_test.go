@@ -11,6 +11,7 @@ import (
 
 	appv1 "deployobject.dev/controller/pkg/apis/app/v1"
 	"deployobject.dev/controller/pkg/children"
+	"deployobject.dev/controller/pkg/identity"
 	"deployobject.dev/controller/pkg/testobjects"
 )
 
@@ -53,7 +54,7 @@ func TestMergePDB(t *testing.T) {
 		{"minAvailable as a string", func(p *policyv1.PodDisruptionBudget) { p.Spec.MinAvailable = ptr.To(intstr.FromString("1")) }, true},
 		{"maxUnavailable added", func(p *policyv1.PodDisruptionBudget) { p.Spec.MaxUnavailable = ptr.To(intstr.FromInt32(1)) }, true},
 		{"selector widened", func(p *policyv1.PodDisruptionBudget) { p.Spec.Selector = &metav1.LabelSelector{} }, true},
-		{"label removed", func(p *policyv1.PodDisruptionBudget) { delete(p.Labels, children.ManagedByLabel) }, true},
+		{"label removed", func(p *policyv1.PodDisruptionBudget) { delete(p.Labels, identity.ManagedByLabel) }, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dobj := testobjects.NewDeployObject(testobjects.WithBudget)

@@ -23,19 +23,6 @@ const (
 	ProfileRestricted PodSecurityProfile = "restricted"
 )
 
-func (p *PodSecurityProfile) String() string { return string(*p) }
-
-func (p *PodSecurityProfile) Type() string { return "string" }
-
-func (p *PodSecurityProfile) Set(s string) error {
-	switch v := PodSecurityProfile(s); v {
-	case ProfileNone, ProfileRestricted:
-		*p = v
-		return nil
-	}
-	return fmt.Errorf("unknown profile %q: want %q or %q", s, ProfileNone, ProfileRestricted)
-}
-
 // restrict fills in what Pod Security "restricted" requires wherever pod
 // leaves it unset; whatever the spec set explicitly stays as it is, so a
 // spec can still ask for less and be refused by the namespace's policy

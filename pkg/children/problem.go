@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	appv1 "deployobject.dev/controller/pkg/apis/app/v1"
+	"deployobject.dev/controller/pkg/identity"
 )
 
 // How a failed write of a child is handled depends on what failed:
@@ -51,8 +52,8 @@ func (e *PredecessorError) Error() string {
 // conflictOf is why live, which dobj does not control and may not adopt,
 // keeps dobj's child of kind from being made.
 func conflictOf(kind string, live metav1.Object, dobj *appv1.DeployObject) error {
-	if ref := metav1.GetControllerOfNoCopy(live); ref != nil && ref.Kind == DeployObjectKind.Kind &&
-		ref.APIVersion == DeployObjectKind.GroupVersion().String() && ref.Name == dobj.Name && ref.UID != dobj.UID {
+	if ref := metav1.GetControllerOfNoCopy(live); ref != nil && ref.Kind == identity.DeployObjectKind.Kind &&
+		ref.APIVersion == identity.DeployObjectKind.GroupVersion().String() && ref.Name == dobj.Name && ref.UID != dobj.UID {
 		return &PredecessorError{Kind: kind, Name: live.GetName(), OwnerUID: ref.UID}
 	}
 	return &ResourceConflictError{Kind: kind, Name: live.GetName()}

@@ -9,6 +9,7 @@ import (
 
 	appv1 "deployobject.dev/controller/pkg/apis/app/v1"
 	"deployobject.dev/controller/pkg/children"
+	"deployobject.dev/controller/pkg/identity"
 	"deployobject.dev/controller/pkg/testobjects"
 )
 
@@ -70,7 +71,7 @@ func TestDesiredMonitor(t *testing.T) {
 			if m.GetAPIVersion() != "monitoring.coreos.com/v1" || m.GetKind() != tc.kind || m.GetName() != "web" || m.GetNamespace() != dobj.Namespace {
 				t.Errorf("identity = %s %s %s/%s", m.GetAPIVersion(), m.GetKind(), m.GetNamespace(), m.GetName())
 			}
-			if !metav1.IsControlledBy(m, dobj) || m.GetLabels()[children.ManagedByLabel] != children.ManagedByValue || m.GetLabels()[children.NameLabel] != "web" {
+			if !metav1.IsControlledBy(m, dobj) || m.GetLabels()[identity.ManagedByLabel] != identity.ManagedByValue || m.GetLabels()[children.NameLabel] != "web" {
 				t.Errorf("owner or labels missing: %v %v", m.GetOwnerReferences(), m.GetLabels())
 			}
 			if m.GetAnnotations()[appv1.AnnotationMonitorHash] == "" {
@@ -109,7 +110,7 @@ func TestMonitorInSyncAndMerge(t *testing.T) {
 		{name: "in sync", want: true},
 		{name: "PodMonitor in sync", kind: children.KindPodMonitor, spec: testobjects.WithPodMonitor, want: true},
 		{name: "others' label and annotation, and a field a CRD defaults", drift: func(m *unstructured.Unstructured) {
-			m.SetLabels(map[string]string{children.ManagedByLabel: children.ManagedByValue, children.NameLabel: "web", "release": "kube-prometheus-stack", "team": "a"})
+			m.SetLabels(map[string]string{identity.ManagedByLabel: identity.ManagedByValue, children.NameLabel: "web", "release": "kube-prometheus-stack", "team": "a"})
 			m.SetAnnotations(map[string]string{appv1.AnnotationMonitorHash: m.GetAnnotations()[appv1.AnnotationMonitorHash], appv1.AnnotationOwnedMetadata: "l:release", "note": "x"})
 			m.Object["spec"].(map[string]any)["endpoints"].([]any)[0].(map[string]any)["scheme"] = "http"
 		}, want: true},

@@ -11,6 +11,7 @@ import (
 	"k8s.io/client-go/dynamic"
 
 	appv1 "deployobject.dev/controller/pkg/apis/app/v1"
+	"deployobject.dev/controller/pkg/identity"
 )
 
 // SyncOptional brings a child that exists only when the spec asks for
@@ -70,7 +71,7 @@ func UpdatedOps[T metav1.Object](kind string, cached func(string) (T, error), cl
 		},
 		Write: func(ctx context.Context, live, desired T) (T, error) {
 			merged, _ := merge(live, desired)
-			return client.Update(ctx, merged, metav1.UpdateOptions{FieldManager: FieldManager})
+			return client.Update(ctx, merged, metav1.UpdateOptions{FieldManager: identity.FieldManager})
 		},
 		RecheckOwner: recheckOwner,
 	}
@@ -110,7 +111,7 @@ func Sync[T metav1.Object](ctx context.Context, dobj *appv1.DeployObject, desire
 	fresh := false
 	live, err := ops.Cached(name)
 	if apierrors.IsNotFound(err) {
-		created, err := ops.Create(ctx, desired, metav1.CreateOptions{FieldManager: FieldManager})
+		created, err := ops.Create(ctx, desired, metav1.CreateOptions{FieldManager: identity.FieldManager})
 		if err == nil {
 			return created, "created " + ops.Kind + " " + name, nil
 		}
@@ -143,7 +144,7 @@ func Sync[T metav1.Object](ctx context.Context, dobj *appv1.DeployObject, desire
 		// The patch carries the resourceVersion the decision was made on:
 		// had the child changed meanwhile, it fails with a conflict and the
 		// next sync decides again.
-		if live, err = ops.Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: FieldManager}); err != nil {
+		if live, err = ops.Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: identity.FieldManager}); err != nil {
 			return zero, "", fmt.Errorf("adopting %s %s: %w", ops.Kind, name, err)
 		}
 		fresh = true

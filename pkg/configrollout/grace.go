@@ -7,16 +7,6 @@ import (
 	"k8s.io/client-go/tools/cache"
 )
 
-// DefaultMissingGrace is --config-missing-grace-period's default. A
-// ConfigMap applied in the same `kubectl apply` or Flux Kustomization as
-// its DeployObject arrives within a second; a Secret that another
-// controller makes from an applied object (External Secrets from an
-// ExternalSecret, cert-manager from a Certificate) takes that controller's
-// reaction, and for an ACME certificate an HTTP-01 or DNS-01 challenge,
-// typically tens of seconds. Two minutes covers those without hiding a
-// reference that is simply wrong for long.
-const DefaultMissingGrace = 2 * time.Minute
-
 // MissingGrace remembers since when each DeployObject has been waiting
 // for a ConfigMap or Secret that does not exist, so that a missing
 // reference is reported as still in progress (Reconciling) for a grace

@@ -15,14 +15,30 @@ import (
 	// Registers the JSON log format, which --logging-format offers.
 	_ "k8s.io/component-base/logs/json/register"
 
-	"deployobject.dev/controller/pkg/children"
-	"deployobject.dev/controller/pkg/configrollout"
+	"deployobject.dev/controller/pkg/identity"
 )
 
 const (
 	ContentTypeProtobuf = "application/vnd.kubernetes.protobuf"
 	ContentTypeJSON     = "application/json"
 )
+
+// The values of --pod-security-profile: main hands the one chosen to
+// pkg/children, whose profiles of the same names say what each fills in.
+const (
+	PodSecurityNone       = "none"
+	PodSecurityRestricted = "restricted"
+)
+
+// DefaultConfigMissingGrace is --config-missing-grace-period's default. A
+// ConfigMap applied in the same `kubectl apply` or Flux Kustomization as
+// its DeployObject arrives within a second; a Secret that another
+// controller makes from an applied object (External Secrets from an
+// ExternalSecret, cert-manager from a Certificate) takes that controller's
+// reaction, and for an ACME certificate an HTTP-01 or DNS-01 challenge,
+// typically tens of seconds. Two minutes covers those without hiding a
+// reference that is simply wrong for long.
+const DefaultConfigMissingGrace = 2 * time.Minute
 
 // Options are the command-line flags.
 type Options struct {
@@ -35,7 +51,7 @@ type Options struct {
 	ContentType  string
 	ResyncPeriod time.Duration
 	ChildBatch   time.Duration
-	PodSecurity  children.PodSecurityProfile
+	PodSecurity  string
 	ShowVersion  bool
 	Help         bool
 	Logs         *logsapi.LoggingConfiguration
@@ -83,8 +99,8 @@ func newOptions() (*Options, cliflag.NamedFlagSets, error) {
 	fs.IntVar(&o.Workers, "workers", 16, "Number of DeployObjects synced in parallel.")
 	fs.DurationVar(&o.ResyncPeriod, "resync-period", 10*time.Minute, "How often every DeployObject is re-checked against its children even without events. 0 disables.")
 	fs.DurationVar(&o.ChildBatch, "child-event-batch-period", time.Second, "How long changes to a Deployment or Service are collected before its DeployObject is synced, so that a rollout's burst of status changes costs one status write. 0 syncs at once.")
-	o.PodSecurity = children.ProfileNone
-	fs.Var(&o.PodSecurity, "pod-security-profile", "Security settings filled into every DeployObject's pod template where its spec leaves them unset: \"none\" or \"restricted\", which makes pods meet Pod Security \"restricted\" (runAsNonRoot, RuntimeDefault seccomp, no privilege escalation, all capabilities dropped); with \"restricted\", a spec that explicitly sets what that policy forbids is not applied (Ready=False, PodSecurityViolation). Changing it rolls out every DeployObject's pods.")
+	o.PodSecurity = PodSecurityNone
+	fs.Var(podSecurityFlag{&o.PodSecurity}, "pod-security-profile", "Security settings filled into every DeployObject's pod template where its spec leaves them unset: \"none\" or \"restricted\", which makes pods meet Pod Security \"restricted\" (runAsNonRoot, RuntimeDefault seccomp, no privilege escalation, all capabilities dropped); with \"restricted\", a spec that explicitly sets what that policy forbids is not applied (Ready=False, PodSecurityViolation). Changing it rolls out every DeployObject's pods.")
 	fs.DurationVar(&o.CacheSyncTimeout, "cache-sync-timeout", 2*time.Minute, "How long the leader waits for its caches to fill before it gives up, naming the resources it could not list, and exits, so that another replica or a restart takes over (a list refused for a missing permission never succeeds).")
 	fs.DurationVar(&o.ShutdownGrace, "shutdown-grace-period", 10*time.Second, "On SIGTERM, no new sync starts; this is how long syncs in flight may take to finish before they are cancelled, and then the lease is released. Losing the lease cancels them at once.")
 
@@ -92,7 +108,7 @@ func newOptions() (*Options, cliflag.NamedFlagSets, error) {
 	fs.BoolVar(&o.TrackSecrets, "track-secrets", false, "Watch Secrets, so that a change of a Secret key the pods use rolls them out and a missing Secret is reported (ConfigMissing), as for ConfigMaps. Needs list and watch on Secrets (deploy/track-secrets). The cache holds per-key hashes, never a value. Off, Secret references are not part of the config hash.")
 	fs.IntVar(&o.MaxConfigRollouts, "max-concurrent-config-rollouts", 10, "How many DeployObjects may be in a rollout their spec did not ask for at once: new ConfigMap or Secret data, a new --pod-security-profile or controller version. The others wait (Ready reason ConfigRolloutPending); a scale is applied meanwhile. Spec changes never wait. 0 means no limit.")
 	fs.DurationVar(&o.ConfigRolloutDelay, "config-rollout-delay", 5*time.Second, "How long after the first change of a ConfigMap or Secret the DeployObjects using it are synced; further changes meanwhile are rolled out together.")
-	fs.DurationVar(&o.ConfigMissingGrace, "config-missing-grace-period", configrollout.DefaultMissingGrace, "How long a DeployObject whose ConfigMap or Secret does not exist yet is reported as in progress (Ready reason ConfigMissing with Reconciling) before it is Stalled, for configuration applied with it or made from applied objects by another controller (External Secrets, cert-manager). 0 stalls at once.")
+	fs.DurationVar(&o.ConfigMissingGrace, "config-missing-grace-period", DefaultConfigMissingGrace, "How long a DeployObject whose ConfigMap or Secret does not exist yet is reported as in progress (Ready reason ConfigMissing with Reconciling) before it is Stalled, for configuration applied with it or made from applied objects by another controller (External Secrets, cert-manager). 0 stalls at once.")
 
 	fs = fss.FlagSet("client")
 	fs.StringVar(&o.Kubeconfig, "kubeconfig", "", "Path to a kubeconfig. Without it, the kubeconfigs $KUBECONFIG lists are used, else the in-cluster configuration in a pod, else ~/.kube/config, as controller-runtime looks.")
@@ -108,7 +124,7 @@ func newOptions() (*Options, cliflag.NamedFlagSets, error) {
 	fs.DurationVar(&o.RenewDeadline, "leader-elect-renew-deadline", 10*time.Second, "How long the leader keeps trying to renew before giving up leadership, which stops its writes and exits with code 1. Each renewal request times out after half of it. Less than the lease duration.")
 	fs.DurationVar(&o.RetryPeriod, "leader-elect-retry-period", 2*time.Second, "How long to wait between attempts to acquire or renew the lease.")
 	fs.StringVar(&o.LeaseNamespace, "leader-elect-resource-namespace", "", "Namespace of the Lease. Empty means the controller's own namespace in a cluster, \"default\" outside.")
-	fs.StringVar(&o.LeaseName, "leader-elect-resource-name", children.ControllerName, "Name of the Lease.")
+	fs.StringVar(&o.LeaseName, "leader-elect-resource-name", identity.ControllerName, "Name of the Lease.")
 
 	fs = fss.FlagSet("metrics")
 	fs.StringVar(&o.MetricsAddr, "metrics-bind-address", ":8443", "Address of the Prometheus /metrics endpoint; \"0\" disables it. The default is the HTTPS port deploy/ and kubebuilder's scaffolds use; use :8080 with --metrics-secure=false.")
@@ -124,7 +140,7 @@ func newOptions() (*Options, cliflag.NamedFlagSets, error) {
 	logsapi.AddFlags(o.Logs, fss.FlagSet("logs"))
 
 	fs = fss.FlagSet("global")
-	fs.BoolVarP(&o.Help, "help", "h", false, "help for "+children.ControllerName)
+	fs.BoolVarP(&o.Help, "help", "h", false, "help for "+identity.ControllerName)
 	fs.BoolVar(&o.ShowVersion, "version", false, "Print the version and exit.")
 	return o, fss, nil
 }
@@ -138,7 +154,7 @@ func Parse(args []string) (*Options, cliflag.NamedFlagSets, error) {
 	}
 	// ContinueOnError and no output: main reports the error, once, the way
 	// every other start failure is reported.
-	fs := pflag.NewFlagSet(children.ControllerName, pflag.ContinueOnError)
+	fs := pflag.NewFlagSet(identity.ControllerName, pflag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	for _, name := range fss.Order {
 		fs.AddFlagSet(fss.FlagSets[name])
@@ -162,7 +178,7 @@ func PrintUsage(w io.Writer, fss cliflag.NamedFlagSets, cols int) {
 		"GRPCRoute in line with it, and reports their state in its status.\n"+
 		"It finds its cluster as controller-runtime does: --kubeconfig, $KUBECONFIG, the\n"+
 		"in-cluster configuration in a pod, ~/.kube/config.\n\n"+
-		"Usage:\n  %s [flags]\n", children.ControllerName)
+		"Usage:\n  %s [flags]\n", identity.ControllerName)
 	cliflag.PrintSections(w, fss, cols)
 }
 
@@ -237,4 +253,26 @@ func (b *optionalBool) Value(def bool) bool {
 		return b.val
 	}
 	return def
+}
+
+// podSecurityFlag is --pod-security-profile, refusing a profile it does not
+// know as it is parsed.
+type podSecurityFlag struct{ profile *string }
+
+func (f podSecurityFlag) String() string {
+	if f.profile == nil {
+		return ""
+	}
+	return *f.profile
+}
+
+func (podSecurityFlag) Type() string { return "string" }
+
+func (f podSecurityFlag) Set(s string) error {
+	switch s {
+	case PodSecurityNone, PodSecurityRestricted:
+		*f.profile = s
+		return nil
+	}
+	return fmt.Errorf("unknown profile %q: want %q or %q", s, PodSecurityNone, PodSecurityRestricted)
 }

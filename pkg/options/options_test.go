@@ -8,8 +8,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"deployobject.dev/controller/pkg/children"
 )
 
 // TestParseFlags: the flags keep their names and meanings under pflag,
@@ -22,7 +20,7 @@ func TestParseFlags(t *testing.T) {
 		t.Fatal(err)
 	}
 	if o.QPS != 50.5 || !o.LeaderElect.Value(false) || o.Logs.Verbosity != 3 || o.Logs.Format != "json" ||
-		o.PodSecurity != children.ProfileRestricted || o.ResyncPeriod != time.Minute || o.Namespace != "team-a" ||
+		o.PodSecurity != PodSecurityRestricted || o.ResyncPeriod != time.Minute || o.Namespace != "team-a" ||
 		!o.TrackSecrets || o.MaxConfigRollouts != 3 || o.ConfigRolloutDelay != time.Second {
 		t.Errorf("parsed %+v", o)
 	}
@@ -34,7 +32,7 @@ func TestParseFlags(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d.LeaderElect.set || d.QPS != 200 || d.Burst != 400 || d.Workers != 16 || d.Logs.Format != "text" || d.PodSecurity != children.ProfileNone ||
+	if d.LeaderElect.set || d.QPS != 200 || d.Burst != 400 || d.Workers != 16 || d.Logs.Format != "text" || d.PodSecurity != PodSecurityNone ||
 		d.TrackSecrets || d.MaxConfigRollouts != 10 || d.ConfigRolloutDelay != 5*time.Second ||
 		d.ContentType != ContentTypeProtobuf || d.MetricsAddr != ":8443" || !d.MetricsSecure {
 		t.Errorf("defaults %+v", d)

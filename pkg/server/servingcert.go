@@ -12,7 +12,7 @@ import (
 	"k8s.io/client-go/util/cert"
 	"k8s.io/klog/v2"
 
-	"deployobject.dev/controller/pkg/children"
+	"deployobject.dev/controller/pkg/identity"
 )
 
 // servingCert is the metrics server's certificate: either the pair of
@@ -41,7 +41,7 @@ type servingCert struct {
 // certDir, generates a self-signed certificate.
 func newServingCert(certDir, certName, keyName string) (*servingCert, error) {
 	if certDir == "" {
-		certPEM, keyPEM, err := cert.GenerateSelfSignedCertKey(children.ControllerName, []net.IP{net.IPv4(127, 0, 0, 1)}, []string{"localhost"})
+		certPEM, keyPEM, err := cert.GenerateSelfSignedCertKey(identity.ControllerName, []net.IP{net.IPv4(127, 0, 0, 1)}, []string{"localhost"})
 		if err != nil {
 			return nil, fmt.Errorf("generating a self-signed metrics certificate: %w", err)
 		}

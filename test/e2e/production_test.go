@@ -18,7 +18,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"deployobject.dev/controller/pkg/children"
+	"deployobject.dev/controller/pkg/identity"
 )
 
 const (
@@ -91,7 +91,7 @@ func TestInClusterUnderDeployRBAC(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if e := evs.Items[0]; e.Action != "Reconcile" || e.ReportingController != children.ControllerName || !strings.HasPrefix(e.ReportingInstance, children.ControllerName+"-") ||
+	if e := evs.Items[0]; e.Action != "Reconcile" || e.ReportingController != identity.ControllerName || !strings.HasPrefix(e.ReportingInstance, identity.ControllerName+"-") ||
 		e.EventTime.IsZero() || e.Source.Component != "" || !strings.Contains(e.Message, "Service web") {
 		t.Errorf("DriftCorrected event: action %q, reporting %q/%q, eventTime %v, source %+v, message %q; want an events.k8s.io/v1 event naming the Service",
 			e.Action, e.ReportingController, e.ReportingInstance, e.EventTime, e.Source, e.Message)

@@ -23,6 +23,7 @@ import (
 	appv1 "deployobject.dev/controller/pkg/apis/app/v1"
 	"deployobject.dev/controller/pkg/children"
 	"deployobject.dev/controller/pkg/crdinstall"
+	"deployobject.dev/controller/pkg/identity"
 )
 
 // prometheusOperatorModule is the release whose ServiceMonitor and
@@ -156,7 +157,7 @@ func TestScraping(t *testing.T) {
 	// The controller asks discovery every 20 s.
 	sm := waitMonitor(t, children.ServiceMonitorResource, ns, "web", 2*timeout)
 	dobj := waitReady(t, ns, "web")
-	if !controlledBy(sm, dobj) || sm.GetLabels()["release"] != "kube-prometheus-stack" || sm.GetLabels()[children.ManagedByLabel] != children.ManagedByValue {
+	if !controlledBy(sm, dobj) || sm.GetLabels()["release"] != "kube-prometheus-stack" || sm.GetLabels()[identity.ManagedByLabel] != identity.ManagedByValue {
 		t.Errorf("ServiceMonitor metadata: owners %v, labels %v", sm.GetOwnerReferences(), sm.GetLabels())
 	}
 	if sel, _, _ := unstructured.NestedStringMap(sm.Object, "spec", "selector", "matchLabels"); len(sel) != 1 || sel[children.NameLabel] != "web" {

@@ -1,0 +1,249 @@
+package reconcile
+
+import (
+	"context"
+	"fmt"
+
+	appsv1 "k8s.io/api/apps/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2"
+
+	appv1 "deployobject.dev/controller/pkg/apis/app/v1"
+	"deployobject.dev/controller/pkg/children"
+	"deployobject.dev/controller/pkg/configrollout"
+	"deployobject.dev/controller/pkg/identity"
+)
+
+// The pods cannot run before the ServiceAccount they run as and the
+// ConfigMap of their inline files exist: while either could not be made,
+// the Deployment is left as it is (prerequisite), so that its running pods
+// are not replaced by pods that cannot start, or that run as a
+// ServiceAccount someone else owns. The ones the spec stopped asking for go
+// only after the Deployment's rollout (superseded).
+
+func (p *pass) serviceAccount(ctx context.Context) error {
+	if !children.WantsServiceAccount(p.dobj) {
+		return nil
+	}
+	ns := p.dobj.Namespace
+	var action string
+	var err error
+	p.out.ServiceAccount, action, err = children.Sync(ctx, p.dobj, children.DesiredServiceAccount(p.dobj),
+		children.UpdatedOps(children.KindServiceAccount, p.ServiceAccounts.In(ns), p.KubeClient.CoreV1().ServiceAccounts(ns), children.MergeServiceAccount, p.recheckOwner))
+	if err := p.record(children.KindServiceAccount, action, err); err != nil {
+		return err
+	}
+	if p.out.ServiceAccount == nil {
+		p.prerequisite = children.KindServiceAccount + " " + children.PodServiceAccountName(p.dobj)
+	}
+	return nil
+}
+
+func (p *pass) files(ctx context.Context) error {
+	desired := children.DesiredFilesConfigMap(p.dobj)
+	if desired == nil {
+		return nil
+	}
+	ns := p.dobj.Namespace
+	p.filesName = desired.Name
+	files, action, err := children.Sync(ctx, p.dobj, desired,
+		children.UpdatedOps(children.KindFilesConfigMap, p.ConfigMaps.In(ns), p.KubeClient.CoreV1().ConfigMaps(ns), children.MergeFilesConfigMap, p.recheckOwner))
+	if err := p.record(children.KindFilesConfigMap, action, err); err != nil {
+		return err
+	}
+	if files == nil {
+		p.prerequisite = children.KindFilesConfigMap + " " + desired.Name
+	}
+	return nil
+}
+
+// deployment brings the Deployment in line with the spec and the
+// configuration its pods use, unless what the pods need is missing (see
+// prerequisite) or it is held (see hold).
+func (p *pass) deployment(ctx context.Context) error {
+	dobj := p.dobj
+	cfg, err := configrollout.StateOf(dobj.Namespace, p.Rollouts.RefsOf(dobj), p.Rollouts.Lookup)
+	if err != nil {
+		return err
+	}
+	desired := children.DesiredDeployment(dobj, p.PodSecurity)
+	if configrollout.Enabled(dobj) {
+		configrollout.WithHash(&desired.Spec.Template, cfg.Hash)
+	}
+	desired, hash, err := children.StampedDeployment(desired)
+	if err != nil {
+		return err
+	}
+	p.cachedDeployment, p.cachedErr = p.Deployments.In(dobj.Namespace)(dobj.Name)
+	if p.prerequisite != "" {
+		klog.FromContext(ctx).V(2).Info("The Deployment waits for what its pods need", "missing", p.prerequisite)
+		if p.cachedControlled() {
+			p.out.Deployment = p.cachedDeployment
+		}
+		return nil
+	}
+	held, err := p.hold(ctx, desired, cfg)
+	if err != nil || held {
+		return err
+	}
+	return p.syncDeployment(ctx, desired, hash)
+}
+
+// cachedControlled reports whether the cache holds a Deployment dobj
+// controls.
+func (p *pass) cachedControlled() bool {
+	return p.cachedErr == nil && metav1.IsControlledBy(p.cachedDeployment, p.dobj)
+}
+
+// hold decides whether the Deployment must not be written now, and records
+// why in out: a template that breaks --pod-security-profile, or what
+// pkg/configrollout decides (see configrollout.Gate), whose scale and
+// later sync it carries out. The Deployment as the cache shows it still
+// tells the status.
+func (p *pass) hold(ctx context.Context, desired *appsv1.Deployment, cfg configrollout.State) (bool, error) {
+	dobj := p.dobj
+	live := p.cachedDeployment
+	switch err := p.cachedErr; {
+	case apierrors.IsNotFound(err):
+		live = nil
+	case err != nil:
+		return false, fmt.Errorf("reading Deployment %s from cache: %w", dobj.Name, err)
+	case !metav1.IsControlledBy(live, dobj):
+		// Adoption or a conflict: children.Sync knows what to do.
+		live = nil
+	}
+	if p.PodSecurityCheck != nil {
+		if violations := p.PodSecurityCheck(&desired.Spec.Template); len(violations) > 0 {
+			p.out.Deployment = live
+			p.out.Problems = append(p.out.Problems, children.Problem{Kind: "Deployment", Reason: appv1.ReasonPodSecurityViolation, Message: children.PodSecurityMessage(violations)})
+			return true, nil
+		}
+	}
+	gate, err := p.Rollouts.Decide(cache.MetaObjectToName(dobj), dobj, live, desired, cfg)
+	if err != nil {
+		return false, err
+	}
+	p.result.After = gate.After
+	switch {
+	case gate.Missing:
+		p.out.Deployment = live
+		p.out.Problems = append(p.out.Problems, children.Problem{Kind: "Deployment", Reason: appv1.ReasonConfigMissing, Message: configrollout.MissingMessage(cfg.Missing)})
+		// Reconciling until the grace is over, then Stalled.
+		p.out.ConfigMissingGrace = gate.After > 0
+	case gate.Pending:
+		klog.FromContext(ctx).V(2).Info("Rollout not asked for by the spec waits for a slot")
+		p.out.Deployment, p.out.ConfigPending = live, true
+		// A scale is no rollout, and does not wait with the template.
+		if patch := children.ScalePatch(live, desired); patch != nil {
+			scaled, err := p.KubeClient.AppsV1().Deployments(dobj.Namespace).Patch(ctx, dobj.Name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: identity.FieldManager})
+			if err != nil {
+				return true, fmt.Errorf("scaling Deployment %s while its rollout waits: %w", dobj.Name, err)
+			}
+			p.out.Deployment = scaled
+		}
+	case gate.Limited:
+		p.out.ConfigRollout = true
+		desired.Annotations[appv1.AnnotationLimitedRollout] = "true"
+	}
+	return gate.Held(), nil
+}
+
+// syncDeployment brings the Deployment in line with desired, whose hash
+// is hash, and records the outcome.
+func (p *pass) syncDeployment(ctx context.Context, desired *appsv1.Deployment, hash string) error {
+	dobj := p.dobj
+	deployments := p.KubeClient.AppsV1().Deployments(dobj.Namespace)
+	key := cache.MetaObjectToName(dobj)
+	stamped := func() error { return children.StampTemplateHashes(desired, &dobj.Spec) }
+	d, action, err := children.Sync(ctx, dobj, desired, children.Ops[*appsv1.Deployment]{
+		Kind:   "Deployment",
+		Cached: func(string) (*appsv1.Deployment, error) { return p.cachedDeployment, p.cachedErr },
+		Create: func(ctx context.Context, desired *appsv1.Deployment, opts metav1.CreateOptions) (*appsv1.Deployment, error) {
+			if err := stamped(); err != nil {
+				return nil, err
+			}
+			return deployments.Create(ctx, desired, opts)
+		},
+		Get:   deployments.Get,
+		Patch: deployments.Patch,
+		InSync: func(live, desired *appsv1.Deployment) bool {
+			return children.DeploymentApplied(live, desired, hash, dobj.Status.DeploymentHash) || p.Admitted.Admitted(key, hash, live)
+		},
+		Write: func(ctx context.Context, live, desired *appsv1.Deployment) (*appsv1.Deployment, error) {
+			if err := stamped(); err != nil {
+				return nil, err
+			}
+			return children.ApplyDeployment(ctx, deployments, live, desired)
+		},
+		RecheckOwner: p.recheckOwner,
+	})
+	if err == nil && action != "" {
+		p.Admitted.Record(key, hash, d, desired)
+	}
+	if p.out.ConfigRollout {
+		// Rolling out new configuration is told by the Ready condition, as
+		// a spec rollout is: it is no drift, and costs no event.
+		action = ""
+	}
+	if err := p.record("Deployment", action, err); err != nil {
+		return err
+	}
+	if d != nil {
+		p.out.Deployment, p.out.DeploymentHash = d, hash
+		p.out.ConfigHash = desired.Spec.Template.Annotations[appv1.AnnotationConfigHash]
+	}
+	return nil
+}
+
+// superseded deletes what older pod templates of dobj used and no pod of
+// its Deployment as cached can still use: ServiceAccounts the spec no
+// longer names (see children.SupersededServiceAccounts), and ConfigMaps of
+// inline files beyond the history a rollback may need (see
+// children.SupersededFilesConfigMaps). Until then they stay, and a later
+// event of the Deployment (its rollout ending) brings dobj back. Without a
+// Deployment in the cache there is no telling whether pods of an older one
+// (orphaned, or not labelled as the controller's) still use what it used:
+// nothing goes.
+func (p *pass) superseded(ctx context.Context) error {
+	if !p.cachedControlled() {
+		return nil
+	}
+	dobj, d := p.dobj, p.cachedDeployment
+	accounts, err := p.ServiceAccounts.ControlledBy(dobj.Namespace, dobj.Name)
+	if err != nil {
+		return err
+	}
+	err = deleteChildren(ctx, children.KindServiceAccount, children.SupersededServiceAccounts(dobj, accounts, d), p.KubeClient.CoreV1().ServiceAccounts(dobj.Namespace).Delete, p.record)
+	if err != nil {
+		return err
+	}
+	files, err := p.ConfigMaps.ControlledBy(dobj.Namespace, dobj.Name)
+	if err != nil {
+		return err
+	}
+	superseded := children.SupersededFilesConfigMaps(dobj, files, d, p.filesName, children.FilesHistory(dobj))
+	return deleteChildren(ctx, children.KindFilesConfigMap, superseded, p.KubeClient.CoreV1().ConfigMaps(dobj.Namespace).Delete, p.record)
+}
+
+// deleteChildren deletes objs, each with a UID precondition: one that was
+// deleted, or made again under its name, meanwhile is left alone.
+func deleteChildren[T metav1.Object](ctx context.Context, kind string, objs []T, del func(context.Context, string, metav1.DeleteOptions) error, record func(kind, action string, err error) error) error {
+	for _, obj := range objs {
+		uid := obj.GetUID()
+		err := del(ctx, obj.GetName(), metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
+		if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
+			continue
+		}
+		action := "deleted " + kind + " " + obj.GetName()
+		if err != nil {
+			action, err = "", fmt.Errorf("deleting %s %s: %w", kind, obj.GetName(), err)
+		}
+		if err := record(kind, action, err); err != nil {
+			return err
+		}
+	}
+	return nil
+}
