@@ -3,6 +3,7 @@ package children_test
 import (
 	"context"
 	"errors"
+	"reflect"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -256,6 +257,75 @@ func TestServiceFields(t *testing.T) {
 	theirs.Spec.ExternalTrafficPolicy = *local
 	if _, changed := children.MergeService(theirs, children.DesiredService(plain)); changed {
 		t.Error("someone else's externalTrafficPolicy was taken back")
+	}
+}
+
+// TestServiceFieldDriftIsCorrected: a field spec.service sets that
+// someone else changed on the Service is set back in one write, which
+// leaves the Service in line.
+func TestServiceFieldDriftIsCorrected(t *testing.T) {
+	dobj := testobjects.NewDeployObject(withService(appv1.ServiceTypeLoadBalancer, appv1.ServiceSettings{
+		ExternalTrafficPolicy:    ptr.To(corev1.ServiceExternalTrafficPolicyLocal),
+		InternalTrafficPolicy:    ptr.To(corev1.ServiceInternalTrafficPolicyLocal),
+		TrafficDistribution:      ptr.To(corev1.ServiceTrafficDistributionPreferClose),
+		LoadBalancerSourceRanges: []string{"10.0.0.0/8"},
+	}))
+	for _, tc := range []struct {
+		name  string
+		drift func(*corev1.ServiceSpec)
+		field func(corev1.ServiceSpec) any
+		want  any
+	}{
+		{"externalTrafficPolicy",
+			func(s *corev1.ServiceSpec) { s.ExternalTrafficPolicy = corev1.ServiceExternalTrafficPolicyCluster },
+			func(s corev1.ServiceSpec) any { return string(s.ExternalTrafficPolicy) }, "Local"},
+		{"internalTrafficPolicy",
+			func(s *corev1.ServiceSpec) {
+				s.InternalTrafficPolicy = ptr.To(corev1.ServiceInternalTrafficPolicyCluster)
+			},
+			func(s corev1.ServiceSpec) any { return string(ptr.Deref(s.InternalTrafficPolicy, "<nil>")) }, "Local"},
+		{"trafficDistribution",
+			func(s *corev1.ServiceSpec) {
+				s.TrafficDistribution = ptr.To(corev1.ServiceTrafficDistributionPreferSameNode)
+			},
+			func(s corev1.ServiceSpec) any { return ptr.Deref(s.TrafficDistribution, "<nil>") }, "PreferClose"},
+		{"loadBalancerSourceRanges",
+			func(s *corev1.ServiceSpec) { s.LoadBalancerSourceRanges = []string{"0.0.0.0/0"} },
+			func(s corev1.ServiceSpec) any { return s.LoadBalancerSourceRanges }, []string{"10.0.0.0/8"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			live := testobjects.LiveService(dobj)
+			tc.drift(&live.Spec)
+			got, changed := children.MergeService(live, children.DesiredService(dobj))
+			if !changed || !reflect.DeepEqual(tc.field(got.Spec), tc.want) {
+				t.Errorf("changed=%v %s=%v; want a change to %v", changed, tc.name, tc.field(got.Spec), tc.want)
+			}
+			if _, again := children.MergeService(got, children.DesiredService(dobj)); again {
+				t.Error("merging the merged Service changes it again")
+			}
+		})
+	}
+}
+
+// TestMergeServiceTypeChangeToLoadBalancerSetsClass: the API server takes
+// loadBalancerClass only with a change of type to LoadBalancer, so the
+// write that changes the type sets the spec's class; a later write could
+// only recreate the Service.
+func TestMergeServiceTypeChangeToLoadBalancerSetsClass(t *testing.T) {
+	dobj := testobjects.NewDeployObject(withService(appv1.ServiceTypeLoadBalancer, appv1.ServiceSettings{LoadBalancerClass: ptr.To("example.com/lb")}))
+	for _, from := range []corev1.ServiceType{corev1.ServiceTypeClusterIP, corev1.ServiceTypeNodePort} {
+		t.Run(string(from), func(t *testing.T) {
+			live := testobjects.LiveService(dobj)
+			live.Spec.Type, live.Spec.LoadBalancerClass = from, nil
+			got, changed := children.MergeService(live, children.DesiredService(dobj))
+			if !changed || got.Spec.Type != corev1.ServiceTypeLoadBalancer || ptr.Deref(got.Spec.LoadBalancerClass, "<nil>") != "example.com/lb" {
+				t.Errorf("changed=%v type=%s loadBalancerClass=%s; want LoadBalancer with example.com/lb in the same write",
+					changed, got.Spec.Type, ptr.Deref(got.Spec.LoadBalancerClass, "<nil>"))
+			}
+			if children.ServiceNeedsRecreation(got, children.DesiredService(dobj)) {
+				t.Error("the Service written by the type change must be recreated for its class")
+			}
+		})
 	}
 }
 
