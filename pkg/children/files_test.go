@@ -77,7 +77,9 @@ func TestDesiredFilesConfigMap(t *testing.T) {
 
 func TestDesiredPodTemplateFiles(t *testing.T) {
 	dobj := testobjects.NewDeployObject(testobjects.WithFiles)
-	dobj.Spec.Files = append(dobj.Spec.Files, appv1.File{Path: "/etc/tls/tls.key", SecretKeyRef: &appv1.FileKeyRef{Name: "web-tls", Key: "tls.key", Optional: ptr.To(true)}, Mode: ptr.To[int32](0o400)})
+	dobj.Spec.Files = append(dobj.Spec.Files,
+		appv1.File{Path: "/etc/tls/tls.key", SecretKeyRef: &appv1.FileKeyRef{Name: "web-tls", Key: "tls.key", Optional: ptr.To(true)}, Mode: ptr.To[int32](0o400)},
+		appv1.File{Path: "/etc/app/overrides.json", ConfigMapKeyRef: &appv1.FileKeyRef{Name: "overrides", Key: "overrides.json", Optional: ptr.To(true)}})
 	spec := children.DesiredDeployment(dobj, children.ProfileNone).Spec.Template.Spec
 	want := corev1.Volume{Name: children.FilesVolumeName, VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{
 		DefaultMode: ptr.To[int32](0o644),
@@ -88,6 +90,7 @@ func TestDesiredPodTemplateFiles(t *testing.T) {
 			}}},
 			{ConfigMap: &corev1.ConfigMapProjection{LocalObjectReference: corev1.LocalObjectReference{Name: "flags"}, Items: []corev1.KeyToPath{{Key: "flags.json", Path: "2-feature-flags.json"}}}},
 			{Secret: &corev1.SecretProjection{LocalObjectReference: corev1.LocalObjectReference{Name: "web-tls"}, Items: []corev1.KeyToPath{{Key: "tls.key", Path: "3-tls.key", Mode: ptr.To[int32](0o400)}}, Optional: ptr.To(true)}},
+			{ConfigMap: &corev1.ConfigMapProjection{LocalObjectReference: corev1.LocalObjectReference{Name: "overrides"}, Items: []corev1.KeyToPath{{Key: "overrides.json", Path: "4-overrides.json"}}, Optional: ptr.To(true)}},
 		},
 	}}}
 	if got := spec.Volumes[len(spec.Volumes)-1]; !equality.Semantic.DeepEqual(got, want) {
@@ -96,7 +99,7 @@ func TestDesiredPodTemplateFiles(t *testing.T) {
 	mount := func(path, key string) corev1.VolumeMount {
 		return corev1.VolumeMount{Name: children.FilesVolumeName, MountPath: path, SubPath: key, ReadOnly: true}
 	}
-	wantMain := []corev1.VolumeMount{mount("/etc/app/app.yaml", "0-app.yaml"), mount("/etc/app/logo.png", "1-logo.png"), mount("/etc/app/feature-flags.json", "2-feature-flags.json"), mount("/etc/tls/tls.key", "3-tls.key")}
+	wantMain := []corev1.VolumeMount{mount("/etc/app/app.yaml", "0-app.yaml"), mount("/etc/app/logo.png", "1-logo.png"), mount("/etc/app/feature-flags.json", "2-feature-flags.json"), mount("/etc/tls/tls.key", "3-tls.key"), mount("/etc/app/overrides.json", "4-overrides.json")}
 	if got := spec.Containers[0].VolumeMounts; !equality.Semantic.DeepEqual(got, wantMain) {
 		t.Errorf("main container mounts (-want +got):\n%s", diff.Diff(wantMain, got))
 	}
