@@ -26,12 +26,23 @@ func TestOnlyProgress(t *testing.T) {
 	newGeneration.ObservedGeneration++
 	newHash := one.DeepCopy()
 	newHash.DeploymentHash = "other"
+	// counted is one with a count changed by set, as each step of a
+	// rollout changes one count at a time.
+	counted := func(set func(*appv1.DeployObjectStatus)) appv1.DeployObjectStatus {
+		s := one.DeepCopy()
+		set(s)
+		return *s
+	}
 	for _, tc := range []struct {
 		name          string
 		current, next appv1.DeployObjectStatus
 		want          bool
 	}{
 		{"one more replica updated", zero, one, true},
+		{"only replicas: a surge pod", one, counted(func(s *appv1.DeployObjectStatus) { s.Replicas = 4 }), true},
+		{"only readyReplicas", one, counted(func(s *appv1.DeployObjectStatus) { s.ReadyReplicas = 2 }), true},
+		{"only updatedReplicas", one, counted(func(s *appv1.DeployObjectStatus) { s.UpdatedReplicas = 2 }), true},
+		{"only availableReplicas", one, counted(func(s *appv1.DeployObjectStatus) { s.AvailableReplicas = 2 }), true},
 		{"rolled out: Available", one, all, false},
 		{"a new generation", zero, *newGeneration, false},
 		{"a new Deployment written", zero, *newHash, false},
