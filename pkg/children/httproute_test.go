@@ -4,7 +4,9 @@ import (
 	"strings"
 	"testing"
 
+	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/diff"
 	"k8s.io/utils/ptr"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
@@ -67,6 +69,40 @@ func TestDesiredHTTPRouteRules(t *testing.T) {
 	}))
 	if single.Annotations[appv1.AnnotationRouteHash] != asRules.Annotations[appv1.AnnotationRouteHash] {
 		t.Error("port and the one rule it stands for make different HTTPRoutes")
+	}
+}
+
+// TestDesiredHTTPSRedirect: the HTTPRoute on route.httpsRedirect's
+// listeners answers every request for the route's hostnames with a
+// permanent redirect (301) to https, and exists only when asked for.
+func TestDesiredHTTPSRedirect(t *testing.T) {
+	if r, err := children.DesiredHTTPSRedirect(testobjects.NewDeployObject(testobjects.WithHTTPRoute)); r != nil || err != nil {
+		t.Errorf("a route without httpsRedirect asks for %+v, %v", r, err)
+	}
+	dobj := testobjects.NewDeployObject(testobjects.WithHTTPSRedirect)
+	r, err := children.DesiredHTTPSRedirect(dobj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Name != "web.https-redirect" || !metav1.IsControlledBy(r, dobj) || r.Annotations[appv1.AnnotationRouteHash] == "" {
+		t.Errorf("metadata = %+v, want web.https-redirect, owned and hashed", r.ObjectMeta)
+	}
+	want := gatewayv1.HTTPRouteSpec{
+		CommonRouteSpec: gatewayv1.CommonRouteSpec{ParentRefs: []gatewayv1.ParentReference{{
+			Group: ptr.To[gatewayv1.Group]("gateway.networking.k8s.io"), Kind: ptr.To[gatewayv1.Kind]("Gateway"),
+			Name: "public", Namespace: ptr.To[gatewayv1.Namespace]("infra"), SectionName: ptr.To[gatewayv1.SectionName]("http"),
+		}}},
+		Hostnames: []gatewayv1.Hostname{"shop.example.com"},
+		Rules: []gatewayv1.HTTPRouteRule{{
+			Matches: []gatewayv1.HTTPRouteMatch{{Path: &gatewayv1.HTTPPathMatch{Type: ptr.To(gatewayv1.PathMatchPathPrefix), Value: ptr.To("/")}}},
+			Filters: []gatewayv1.HTTPRouteFilter{{
+				Type:            gatewayv1.HTTPRouteFilterRequestRedirect,
+				RequestRedirect: &gatewayv1.HTTPRequestRedirectFilter{Scheme: ptr.To("https"), StatusCode: ptr.To(301)},
+			}},
+		}},
+	}
+	if !equality.Semantic.DeepEqual(r.Spec, want) {
+		t.Errorf("spec (-want +got):\n%s", diff.Diff(want, r.Spec))
 	}
 }
 
