@@ -28,6 +28,12 @@ func TestDesiredGRPCRoute(t *testing.T) {
 			{Type: ptr.To(gatewayv1.GRPCMethodMatchExact), Service: ptr.To("shop.v1.Cart")},
 			{Type: ptr.To(gatewayv1.GRPCMethodMatchExact), Service: ptr.To("grpc.health.v1.Health"), Method: ptr.To("Check")},
 		}, 9090},
+		// A prefix cannot be a GRPCRoute method match, which is exact:
+		// such a route, admitted before GRPCRoutes, keeps its HTTPRoute.
+		{"a prefix naming a method stays an HTTPRoute", func(d *appv1.DeployObject) {
+			testobjects.WithGRPCRoute(d)
+			d.Spec.Route.Rules[1].PathType = appv1.PathPrefix
+		}, false, nil, 0},
 		{"the short form: every call", func(d *appv1.DeployObject) {
 			testobjects.WithHTTPRoute(d)
 			d.Spec.Ports[0].AppProtocol = ptr.To("grpc")
