@@ -371,8 +371,14 @@ func TestAutoscalingCondition(t *testing.T) {
 			h.Status = autoscalingv2.HorizontalPodAutoscalerStatus{}
 		},
 			wantStatus: metav1.ConditionFalse, wantReason: appv1.ReasonProgressing, wantIn: "waiting for the HorizontalPodAutoscaler controller"},
+		// A condition's reason needs at least one character: an empty one
+		// from the autoscaler would make the status write invalid.
 		{name: "reason left empty", mutate: setCond(autoscalingv2.ScalingActive, corev1.ConditionFalse, "", "?"),
 			wantStatus: metav1.ConditionFalse, wantReason: "ScalingInactive", wantIn: "is not scaling"},
+		{name: "reason left empty while unable to scale", mutate: setCond(autoscalingv2.AbleToScale, corev1.ConditionFalse, "", "?"),
+			wantStatus: metav1.ConditionFalse, wantReason: "NotAbleToScale", wantIn: "cannot scale DeployObject web"},
+		{name: "reason left empty while scaling", mutate: setCond(autoscalingv2.ScalingActive, corev1.ConditionTrue, "", ""),
+			wantStatus: metav1.ConditionTrue, wantReason: "ScalingActive", wantIn: "2 current, 2 desired replicas"},
 		{name: "tolerances the API server dropped", spec: func(d *appv1.DeployObject) {
 			d.Spec.Autoscaling.Behavior = &autoscalingv2.HorizontalPodAutoscalerBehavior{
 				ScaleUp:   &autoscalingv2.HPAScalingRules{Tolerance: ptr.To(resource.MustParse("0.05"))},
