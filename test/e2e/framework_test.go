@@ -44,8 +44,8 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/utils/ptr"
 
-	"deployobject.dev/controller/pkg/crdinstall"
 	clientset "deployobject.dev/controller/pkg/generated/clientset/versioned"
+	"deployobject.dev/controller/test/crdinstall"
 )
 
 // env is what the suite runs against, from E2E_* environment variables.
