@@ -160,7 +160,7 @@ build() {
 	local k8s=() kwok=()
 	for b in etcd "${K8S_BINARIES[@]}"; do [[ -x "${BIN_DIR}/$b" ]] || k8s+=("$b"); done
 	for b in "${KWOK_BINARIES[@]}"; do [[ -x "${KWOK_BIN_DIR}/$b" ]] || kwok+=("$b"); done
-	local kwok_pid="" failed=0
+	local kwok_pid="" failed=0 start=${SECONDS}
 	if [[ ${#kwok[@]} -gt 0 ]]; then
 		build_kwok "${kwok[@]}" &
 		kwok_pid=$!
@@ -168,6 +168,9 @@ build() {
 	if [[ ${#k8s[@]} -gt 0 ]]; then build_k8s "${k8s_ldflags}" "${k8s[@]}" || failed=1; fi
 	if [[ -n "${kwok_pid}" ]]; then wait "${kwok_pid}" || failed=1; fi
 	((failed == 0)) || die "building the cluster's binaries failed"
+	log "built the cluster's binaries in $((SECONDS - start))s"
+	# PHASE_LOG: see hack/phases.sh.
+	if [[ -n "${PHASE_LOG:-}" ]]; then echo "cluster-build $((SECONDS - start))" >>"${PHASE_LOG}"; fi
 	echo "${BIN_DIR}"
 }
 
