@@ -138,9 +138,18 @@ build() {
 	fi
 
 	with_build_lock
+	# Another invocation (such as the one .ci/run starts beside verify) may
+	# have built them while we waited for the lock.
+	local k8s=() kwok=()
+	for b in etcd "${K8S_BINARIES[@]}"; do [[ -x "${BIN_DIR}/$b" ]] || k8s+=("$b"); done
+	for b in "${KWOK_BINARIES[@]}"; do [[ -x "${KWOK_BIN_DIR}/$b" ]] || kwok+=("$b"); done
+	if [[ ${#k8s[@]} -eq 0 && ${#kwok[@]} -eq 0 ]]; then
+		echo "${BIN_DIR}"
+		return
+	fi
 	mkdir -p "${BIN_DIR}" "${KWOK_BIN_DIR}"
 	rm -rf "${BIN_DIR}"/*.tmp.* "${BIN_DIR}"/.build.* "${KWOK_BIN_DIR}"/.install.* # left by interrupted builds
-	log "building into ${CACHE_DIR} (first time only; ~8 min cold on 2 cores): ${missing[*]}"
+	log "building into ${CACHE_DIR} (first time only; ~8 min cold on 2 cores): ${k8s[*]} ${kwok[*]}"
 
 	# Without these the binaries report v0.0.0 (server version, user agents).
 	# component-base feeds `version`/`--version`; client-go's copy feeds the
@@ -153,13 +162,9 @@ build() {
 		k8s_ldflags+=" -X ${pkg}.gitTreeState=clean -X ${pkg}.gitCommit="
 	done
 
-	# Re-check each binary: another invocation may have built it while we
-	# waited for the lock. kwok (its own module, a small share of the work)
-	# builds beside the Kubernetes build: it fills the gaps the one big
-	# build leaves on the cores (module downloads, serial links).
-	local k8s=() kwok=()
-	for b in etcd "${K8S_BINARIES[@]}"; do [[ -x "${BIN_DIR}/$b" ]] || k8s+=("$b"); done
-	for b in "${KWOK_BINARIES[@]}"; do [[ -x "${KWOK_BIN_DIR}/$b" ]] || kwok+=("$b"); done
+	# kwok (its own module, a small share of the work) builds beside the
+	# Kubernetes build: it fills the gaps the one big build leaves on the
+	# cores (module downloads, serial links).
 	local kwok_pid="" failed=0 start=${SECONDS}
 	if [[ ${#kwok[@]} -gt 0 ]]; then
 		build_kwok "${kwok[@]}" &
