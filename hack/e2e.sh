@@ -51,6 +51,12 @@ summary() {
 	awk '{ sum += $1; n++ } END { printf "e2e: %d top-level tests, %.0fs in sum (what they would take one after another)\n", n, sum }' <<<"${results}" >&2
 }
 
+# -parallel: how many of the tests that call t.Parallel() run at once (go
+# test's default is the number of cores). They spend most of their time
+# waiting for the cluster and the controller, not computing, so more than
+# the cores fit; the API server and the controllers share the same cores.
+E2E_PARALLEL=${E2E_PARALLEL:-8}
+
 start=$(date +%s)
 status=0
 E2E_KUBECONFIG="${kubeconfig}" \
@@ -58,7 +64,7 @@ E2E_CONTROLLER_BIN="${ROOT}/bin/deployobject-controller" \
 E2E_KUBECTL="$(hack/cluster.sh bindir)/kubectl" \
 E2E_DIST="${ROOT}/dist" \
 E2E_HELM="${ROOT}/bin/helm" \
-    go test -tags e2e -count=1 -timeout 40m -v ./test/e2e/ "$@" 2>&1 | tee "${E2E_LOG}" || status=$?
+    go test -tags e2e -count=1 -timeout 40m -parallel "${E2E_PARALLEL}" -v ./test/e2e/ "$@" 2>&1 | tee "${E2E_LOG}" || status=$?
 phase tests "${start}"
 summary
 exit "${status}"
