@@ -41,10 +41,22 @@ build: ## Build the controller binary into bin/.
 generate: ## Regenerate clients, deepcopy and the CRD after changing pkg/apis, and the chart's copies of the CRD, alerts and dashboard.
 	hack/update-codegen.sh
 
+# verify and test run their parts one after another through hack/phases.sh,
+# which times each (and, under .ci/run, runs test-chart once for both).
 .PHONY: verify
-verify: lint ## Check that generated code is fresh, code is gofmt-ed, go vet and golangci-lint pass, and the Helm chart lints and matches deploy/.
+verify: ## Check that generated code is fresh, code is gofmt-ed, go vet and golangci-lint pass, and the Helm chart lints and matches deploy/.
+	@hack/phases.sh lint verify-codegen verify-gofmt vet test-chart
+
+.PHONY: verify-codegen
+verify-codegen:
 	hack/verify-codegen.sh
+
+.PHONY: verify-gofmt
+verify-gofmt:
 	@out=$$(gofmt -l $(GOFILES)); if [[ -n "$$out" ]]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+
+.PHONY: vet
+vet:
 	go vet ./...
 	go vet -tags e2e ./test/e2e/
 	cd test/gitops && go vet ./...
@@ -52,7 +64,6 @@ verify: lint ## Check that generated code is fresh, code is gofmt-ed, go vet and
 	cd hack/image && go vet ./...
 	cd test/bench/peer && go vet ./...
 	cd hack/release && go vet ./...
-	$(MAKE) --no-print-directory test-chart
 
 .PHONY: lint
 lint: ## Run golangci-lint (.golangci.yml) on every module; built once per version into ~/.cache/deployobject-controller.
@@ -131,7 +142,8 @@ test-compat: build ## The e2e tests of COMPAT_TESTS on the oldest supported Kube
 	CLUSTER_MODFILE=$(CURDIR)/hack/tools/compat.mod E2E_CLUSTER=deployobject-compat hack/e2e.sh -run '^($(COMPAT_TESTS))$$'
 
 .PHONY: test
-test: test-unit test-gitops test-monitoring test-chart test-image test-fuzz test-e2e ## Unit tests, GitOps health checks, the monitoring component, the Helm chart, the image, short fuzzing, then end-to-end tests. What CI runs.
+test: ## Unit tests, GitOps health checks, the monitoring component, the Helm chart, the image, short fuzzing, then end-to-end tests. What CI runs.
+	@hack/phases.sh test-unit test-gitops test-monitoring test-chart test-image test-fuzz test-e2e
 
 .PHONY: run
 run: build ## Start the local cluster and run the controller against it.

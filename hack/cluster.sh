@@ -85,19 +85,44 @@ with_build_lock() {
 	fi
 }
 
-# go build with the environment shared by every binary. Writes to a temporary
-# file first so an interrupted build never leaves a truncated binary behind.
-go_build() { # OUT PKG [LDFLAGS]
-	local out="$1" pkg="$2" ldflags="${3:-}" start
-	start=${SECONDS}
-	log "building ${out##*/} (${pkg}) ..."
+# Builds the missing etcd and Kubernetes binaries (main packages of the
+# tools module) with one `go build`: the packages they share (most of
+# k8s.io/kubernetes and client-go) compile once and the links overlap, which
+# one build per binary did not allow. Writes into a temporary directory first
+# so an interrupted build never leaves a truncated binary behind.
+build_k8s() { # LDFLAGS BINARY...
+	local ldflags="$1" tmp b start=${SECONDS}
+	shift
+	local pkgs=()
+	for b in "$@"; do
+		case "$b" in
+		etcd) pkgs+=(./etcd) ;;
+		*) pkgs+=("k8s.io/kubernetes/cmd/$b") ;;
+		esac
+	done
+	tmp="$(mktemp -d "${BIN_DIR}/.build.XXXXXX")"
+	log "building $* ..."
 	(
 		cd "${TOOLS_DIR}"
 		GOWORK=off CGO_ENABLED=0 go build -modfile="${MODFILE}" -trimpath -buildvcs=false -mod=readonly \
-			-ldflags "-s -w ${ldflags}" -o "${out}.tmp.$$" "${pkg}"
-	) || { rm -f "${out}.tmp.$$"; die "build of ${out##*/} failed"; }
-	mv -f "${out}.tmp.$$" "${out}"
-	log "built ${out##*/} in $((SECONDS - start))s"
+			-ldflags "-s -w ${ldflags}" -o "${tmp}/" "${pkgs[@]}"
+	) || { rm -rf "${tmp}"; log "build of $* failed"; return 1; }
+	for b in "$@"; do mv -f "${tmp}/$b" "${BIN_DIR}/$b"; done
+	rm -rf "${tmp}"
+	log "built $* in $((SECONDS - start))s"
+}
+
+# Installs the missing kwok binaries with one `go install` (one module).
+build_kwok() { # BINARY...
+	local tmp b start=${SECONDS} pkgs=()
+	for b in "$@"; do pkgs+=("sigs.k8s.io/kwok/cmd/$b@${KWOK_VERSION}"); done
+	tmp="$(mktemp -d "${KWOK_BIN_DIR}/.install.XXXXXX")"
+	log "installing $* (sigs.k8s.io/kwok ${KWOK_VERSION}) ..."
+	(cd "${tmp}" && GOWORK=off GOBIN="${tmp}" CGO_ENABLED=0 go install -trimpath -ldflags "-s -w" "${pkgs[@]}") ||
+		{ rm -rf "${tmp}"; log "install of $* failed"; return 1; }
+	for b in "$@"; do mv -f "${tmp}/$b" "${KWOK_BIN_DIR}/$b"; done
+	rm -rf "${tmp}"
+	log "built $* in $((SECONDS - start))s"
 }
 
 build() {
@@ -113,9 +138,18 @@ build() {
 	fi
 
 	with_build_lock
+	# Another invocation (such as the one .ci/run starts beside verify) may
+	# have built them while we waited for the lock.
+	local k8s=() kwok=()
+	for b in etcd "${K8S_BINARIES[@]}"; do [[ -x "${BIN_DIR}/$b" ]] || k8s+=("$b"); done
+	for b in "${KWOK_BINARIES[@]}"; do [[ -x "${KWOK_BIN_DIR}/$b" ]] || kwok+=("$b"); done
+	if [[ ${#k8s[@]} -eq 0 && ${#kwok[@]} -eq 0 ]]; then
+		echo "${BIN_DIR}"
+		return
+	fi
 	mkdir -p "${BIN_DIR}" "${KWOK_BIN_DIR}"
-	rm -rf "${BIN_DIR}"/*.tmp.* "${KWOK_BIN_DIR}"/.install.* # left by interrupted builds
-	log "building into ${CACHE_DIR} (first time only; ~10 min cold on 2 cores): ${missing[*]}"
+	rm -rf "${BIN_DIR}"/*.tmp.* "${BIN_DIR}"/.build.* "${KWOK_BIN_DIR}"/.install.* # left by interrupted builds
+	log "building into ${CACHE_DIR} (first time only; ~8 min cold on 2 cores): ${k8s[*]} ${kwok[*]}"
 
 	# Without these the binaries report v0.0.0 (server version, user agents).
 	# component-base feeds `version`/`--version`; client-go's copy feeds the
@@ -128,23 +162,20 @@ build() {
 		k8s_ldflags+=" -X ${pkg}.gitTreeState=clean -X ${pkg}.gitCommit="
 	done
 
-	# One build at a time (go build itself uses all cores); re-check each
-	# binary because another invocation may have built it while we waited.
-	[[ -x "${BIN_DIR}/etcd" ]] || go_build "${BIN_DIR}/etcd" ./etcd
-	for b in "${K8S_BINARIES[@]}"; do
-		[[ -x "${BIN_DIR}/$b" ]] || go_build "${BIN_DIR}/$b" "k8s.io/kubernetes/cmd/$b" "${k8s_ldflags}"
-	done
-	for b in "${KWOK_BINARIES[@]}"; do
-		[[ -x "${KWOK_BIN_DIR}/$b" ]] && continue
-		local tmp start=${SECONDS}
-		tmp="$(mktemp -d "${KWOK_BIN_DIR}/.install.XXXXXX")"
-		log "installing $b (sigs.k8s.io/kwok/cmd/$b@${KWOK_VERSION}) ..."
-		(cd "${tmp}" && GOWORK=off GOBIN="${tmp}" CGO_ENABLED=0 go install -trimpath -ldflags "-s -w" \
-			"sigs.k8s.io/kwok/cmd/$b@${KWOK_VERSION}") || { rm -rf "${tmp}"; die "install of $b failed"; }
-		mv -f "${tmp}/$b" "${KWOK_BIN_DIR}/$b"
-		rm -rf "${tmp}"
-		log "built $b in $((SECONDS - start))s"
-	done
+	# kwok (its own module, a small share of the work) builds beside the
+	# Kubernetes build: it fills the gaps the one big build leaves on the
+	# cores (module downloads, serial links).
+	local kwok_pid="" failed=0 start=${SECONDS}
+	if [[ ${#kwok[@]} -gt 0 ]]; then
+		build_kwok "${kwok[@]}" &
+		kwok_pid=$!
+	fi
+	if [[ ${#k8s[@]} -gt 0 ]]; then build_k8s "${k8s_ldflags}" "${k8s[@]}" || failed=1; fi
+	if [[ -n "${kwok_pid}" ]]; then wait "${kwok_pid}" || failed=1; fi
+	((failed == 0)) || die "building the cluster's binaries failed"
+	log "built the cluster's binaries in $((SECONDS - start))s"
+	# PHASE_LOG: see hack/phases.sh.
+	if [[ -n "${PHASE_LOG:-}" ]]; then echo "cluster-build $((SECONDS - start))" >>"${PHASE_LOG}"; fi
 	echo "${BIN_DIR}"
 }
 

@@ -11,7 +11,7 @@ import (
 
 	"k8s.io/client-go/tools/clientcmd"
 
-	"deployobject.dev/controller/pkg/crdinstall"
+	"deployobject.dev/controller/test/crdinstall"
 )
 
 func main() {

@@ -28,8 +28,8 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
-	"deployobject.dev/controller/pkg/crdinstall"
 	clientset "deployobject.dev/controller/pkg/generated/clientset/versioned"
+	"deployobject.dev/controller/test/crdinstall"
 )
 
 // stepNames are the steps in the order they run. limit comes first so that

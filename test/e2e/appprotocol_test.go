@@ -35,6 +35,7 @@ func kubectlPatch(t *testing.T, ns, obj, patch string) {
 // TestForeignAppProtocolIsKept: an appProtocol someone else set on the
 // Service survives the controller's writes when the spec does not set one.
 func TestForeignAppProtocolIsKept(t *testing.T) {
+	t.Parallel()
 	ns := newNamespace(t)
 	create(t, newDO(ns, "web"))
 	waitReady(t, ns, "web")
@@ -55,6 +56,7 @@ func TestForeignAppProtocolIsKept(t *testing.T) {
 // TestAppProtocolFromSpec: an appProtocol in the spec reaches the Service
 // port, and drift of it is corrected.
 func TestAppProtocolFromSpec(t *testing.T) {
+	t.Parallel()
 	ns := newNamespace(t)
 	create(t, newDO(ns, "web"))
 	waitReady(t, ns, "web")

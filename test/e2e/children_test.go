@@ -453,6 +453,7 @@ func waitHPA(t *testing.T, ns, name string) *autoscalingv2.HorizontalPodAutoscal
 // this; a cluster whose kube-controller-manager uses one credential per
 // controller (--use-service-account-credentials, as kubeadm sets it) does.
 func TestAutoscalerMayScaleDeployObjects(t *testing.T) {
+	t.Parallel()
 	const sa = "system:serviceaccount:kube-system:horizontal-pod-autoscaler"
 	for _, verb := range []string{"get", "update"} {
 		out, _ := kubectl("auth", "can-i", "--as="+sa, verb, "deployobjects.app.deployobject.dev", "--subresource=scale", "-n", "default")

@@ -149,12 +149,14 @@ func controlledBy(obj metav1.Object, d *appv1.DeployObject) bool {
 // the dry run goes through the API server's validation without changing
 // the CRD the suite installed.
 func TestCRDAppliesClientSide(t *testing.T) {
+	t.Parallel()
 	if out, err := kubectl("apply", "--dry-run=server", "-f", filepath.Join(env.repoRoot, "crd")); err != nil {
 		t.Fatalf("kubectl apply -f crd/: %v\n%s", err, out)
 	}
 }
 
 func TestCreateReconcilesToReady(t *testing.T) {
+	t.Parallel()
 	ns := newNamespace(t)
 	create(t, newDO(ns, "web"))
 	d := waitReady(t, ns, "web")
@@ -192,6 +194,7 @@ func TestCreateReconcilesToReady(t *testing.T) {
 }
 
 func TestSpecUpdatesRollOutAndKeepAllocations(t *testing.T) {
+	t.Parallel()
 	ns := newNamespace(t)
 	create(t, newDO(ns, "web", func(d *appv1.DeployObject) { d.Spec.ServiceType = appv1.ServiceTypeNodePort }))
 	waitReady(t, ns, "web")
@@ -230,6 +233,7 @@ func TestSpecUpdatesRollOutAndKeepAllocations(t *testing.T) {
 }
 
 func TestDriftIsReverted(t *testing.T) {
+	t.Parallel()
 	ns := newNamespace(t)
 	create(t, newDO(ns, "web"))
 	waitReady(t, ns, "web")
@@ -275,6 +279,7 @@ func TestDriftIsReverted(t *testing.T) {
 }
 
 func TestFieldsOfOthersAreKept(t *testing.T) {
+	t.Parallel()
 	ns := newNamespace(t)
 	create(t, newDO(ns, "web"))
 	waitReady(t, ns, "web")
@@ -311,6 +316,7 @@ func TestFieldsOfOthersAreKept(t *testing.T) {
 }
 
 func TestKubectlScale(t *testing.T) {
+	t.Parallel()
 	ns := newNamespace(t)
 	create(t, newDO(ns, "web"))
 	waitReady(t, ns, "web")
@@ -353,6 +359,7 @@ func createForeignDeployment(t *testing.T, ns, name string) *appsv1.Deployment {
 }
 
 func TestUnownedDeploymentIsLeftAlone(t *testing.T) {
+	t.Parallel()
 	ns := newNamespace(t)
 	foreign := createForeignDeployment(t, ns, "web")
 	create(t, newDO(ns, "web"))
@@ -400,6 +407,7 @@ func TestUnownedDeploymentIsLeftAlone(t *testing.T) {
 }
 
 func TestDeleteGarbageCollectsChildren(t *testing.T) {
+	t.Parallel()
 	ns := newNamespace(t)
 	create(t, newDO(ns, "web"))
 	waitReady(t, ns, "web")
@@ -414,6 +422,7 @@ func TestDeleteGarbageCollectsChildren(t *testing.T) {
 }
 
 func TestPortsRemovedDeletesService(t *testing.T) {
+	t.Parallel()
 	ns := newNamespace(t)
 	create(t, newDO(ns, "web"))
 	waitReady(t, ns, "web")
@@ -426,6 +435,7 @@ func TestPortsRemovedDeletesService(t *testing.T) {
 }
 
 func TestInvalidDeployObjectsAreRejected(t *testing.T) {
+	t.Parallel()
 	ns := newNamespace(t)
 	res := env.dynamic.Resource(appv1.SchemeGroupVersion.WithResource("deployobjects")).Namespace(ns)
 	valid := &unstructured.Unstructured{Object: cases.Valid("valid")}
@@ -451,6 +461,7 @@ func TestInvalidDeployObjectsAreRejected(t *testing.T) {
 }
 
 func TestRejectedChildIsReportedWithoutHotLoop(t *testing.T) {
+	t.Parallel()
 	ns := newNamespace(t)
 	// An env var name the Deployment's validation rejects but the
 	// DeployObject schema cannot express cheaply: the API server rejects
@@ -480,6 +491,7 @@ func TestRejectedChildIsReportedWithoutHotLoop(t *testing.T) {
 }
 
 func TestKubectlWait(t *testing.T) {
+	t.Parallel()
 	ns := newNamespace(t)
 	create(t, newDO(ns, "web"))
 	out, err := kubectl("-n", ns, "wait", "--for=condition=Ready", "deployobject/web", "--timeout=60s")
@@ -493,6 +505,7 @@ func TestKubectlWait(t *testing.T) {
 }
 
 func TestKubectlExplain(t *testing.T) {
+	t.Parallel()
 	out, err := kubectl("explain", "deployobject.spec.ports")
 	if err != nil {
 		t.Fatalf("kubectl explain: %v\n%s", err, out)
@@ -505,6 +518,7 @@ func TestKubectlExplain(t *testing.T) {
 }
 
 func TestExamplesApply(t *testing.T) {
+	t.Parallel()
 	ns := newNamespace(t)
 	if out, err := kubectl("-n", ns, "apply", "-f", env.repoRoot+"/example/"); err != nil {
 		t.Fatalf("kubectl apply -f example/: %v\n%s", err, out)

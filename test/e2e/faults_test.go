@@ -441,6 +441,7 @@ func (w *startWindows) covers(t time.Time) bool {
 // and a Deployment controlled by another DeployObject: neither is modified
 // or deleted, whatever happens to the DeployObject.
 func TestForeignChildrenAreNeverTouched(t *testing.T) {
+	t.Parallel()
 	ns := newNamespace(t)
 	other := create(t, newDO(ns, "other", func(d *appv1.DeployObject) { d.Spec.Ports = nil }))
 	waitReady(t, ns, "other")
@@ -493,6 +494,7 @@ func TestForeignChildrenAreNeverTouched(t *testing.T) {
 // Deployment first, and so may each resync; a hot loop would retry with the
 // queue's backoff, dozens of times in the window.
 func TestTerminatingNamespaceDoesNotHotLoop(t *testing.T) {
+	t.Parallel()
 	ns := newNamespace(t)
 	create(t, newDO(ns, "held", func(d *appv1.DeployObject) { d.Finalizers = []string{"example.com/hold"} }))
 	create(t, newDO(ns, "free"))
@@ -538,6 +540,7 @@ func TestTerminatingNamespaceDoesNotHotLoop(t *testing.T) {
 // TestLargestValidObject reconciles the DeployObject with every bounded list
 // and string at its maximum (cases.Largest).
 func TestLargestValidObject(t *testing.T) {
+	t.Parallel()
 	ns := newNamespace(t)
 	obj := cases.Largest("big")
 	name := obj["metadata"].(map[string]any)["name"].(string)
@@ -576,6 +579,7 @@ func TestLargestValidObject(t *testing.T) {
 // TestSecretValuesStayOutOfLogsAndEvents: env values from Secrets and
 // ConfigMaps never appear in the controller's logs or events.
 func TestSecretValuesStayOutOfLogsAndEvents(t *testing.T) {
+	t.Parallel()
 	ns := newNamespace(t)
 	const secretValue, configValue = "s3cr3t-value-9f8e7d", "config-value-1a2b3c"
 	if _, err := env.kube.CoreV1().Secrets(ns).Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "creds"}, StringData: map[string]string{"password": secretValue}}, metav1.CreateOptions{}); err != nil {

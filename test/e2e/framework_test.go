@@ -9,6 +9,16 @@
 //
 // TestReleaseArtifacts also needs E2E_DIST (dist/ of make build-installer)
 // and E2E_HELM (a helm binary), which hack/e2e.sh builds and sets.
+//
+// A test that works in its own namespace against the shared controller, and
+// asserts only what it finds there (its objects, its events, the audit log
+// filtered by its namespace), calls t.Parallel(): Go runs those together,
+// after every serial test has finished, as many at once as -parallel allows
+// (hack/e2e.sh sets it). A test stays serial when it reads or changes what
+// the whole process or cluster shares: the shared controller's counters or
+// log read for errors, cluster-scoped objects (the CRD, ClusterRoles, CRDs of
+// other projects, nodes), the API server itself, or when it stops the shared
+// controller to run one of its own (withoutSharedController).
 package e2e
 
 import (
@@ -44,8 +54,8 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/utils/ptr"
 
-	"deployobject.dev/controller/pkg/crdinstall"
 	clientset "deployobject.dev/controller/pkg/generated/clientset/versioned"
+	"deployobject.dev/controller/test/crdinstall"
 )
 
 // env is what the suite runs against, from E2E_* environment variables.

@@ -39,6 +39,7 @@ func serverMinor(t *testing.T) int {
 // HorizontalPodAutoscaler their APIs accept:
 // else admission passed what the sync can only report as InvalidSpec.
 func TestEdgeCasesAreAccepted(t *testing.T) {
+	t.Parallel()
 	ns := newNamespace(t)
 	res := env.dynamic.Resource(appv1.SchemeGroupVersion.WithResource("deployobjects")).Namespace(ns)
 	rows := append([]cases.Accepted{{Name: "valid", Mutate: func(map[string]any) {}}}, cases.AcceptedTable()...)

@@ -22,7 +22,7 @@ import (
 	gatewayclient "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned"
 
 	appv1 "deployobject.dev/controller/pkg/apis/app/v1"
-	"deployobject.dev/controller/pkg/crdinstall"
+	"deployobject.dev/controller/test/crdinstall"
 )
 
 // waitAddress waits until the DeployObject's status.addresses holds want.

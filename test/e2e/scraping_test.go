@@ -22,8 +22,8 @@ import (
 
 	appv1 "deployobject.dev/controller/pkg/apis/app/v1"
 	"deployobject.dev/controller/pkg/children"
-	"deployobject.dev/controller/pkg/crdinstall"
 	"deployobject.dev/controller/pkg/identity"
+	"deployobject.dev/controller/test/crdinstall"
 )
 
 // prometheusOperatorModule is the release whose ServiceMonitor and

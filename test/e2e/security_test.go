@@ -51,6 +51,7 @@ func bindRole(t *testing.T, ns, user, kind, role string) {
 // blockOwnerDeletion on it. TestInClusterUnderDeployRBAC relies on the
 // plugin to prove that deploy/ grants what it asks for.
 func TestOwnerReferencesPermissionEnforcement(t *testing.T) {
+	t.Parallel()
 	ns := newNamespace(t)
 	owner := create(t, newDO(ns, "owner", func(d *appv1.DeployObject) { d.Spec.Ports = nil }))
 	const user = "e2e-configmap-writer"
@@ -154,6 +155,7 @@ func TestUserRolesAggregateIntoBuiltInRoles(t *testing.T) {
 // with the policy's message, a compliant DeployObject is admitted, and
 // namespaces without the label are not affected.
 func TestExamplePolicyRestrictsDeployObjects(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join(env.repoRoot, "example", "policy")
 	if out, err := kubectl("apply", "-f", dir); err != nil {
 		t.Fatalf("kubectl apply -f example/policy/: %v\n%s", err, out)

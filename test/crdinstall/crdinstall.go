@@ -1,7 +1,9 @@
 // Package crdinstall installs CustomResourceDefinitions from YAML files and
-// waits until the API server serves them. The local cluster (make run) and
-// the end-to-end tests use it; in production, `kubectl apply --server-side -k
-// deploy/` does the same job.
+// waits until the API server serves them. The local cluster (make run, via
+// hack/install-crd), the end-to-end tests and the benchmark use it; the
+// controller binary does not, so it lives beside the tests rather than under
+// pkg/. In production, `kubectl apply --server-side -k deploy/` does the same
+// job.
 package crdinstall
 
 import (
