@@ -39,7 +39,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/apimachinery/pkg/util/wait"
 	dynamicfake "k8s.io/client-go/dynamic/fake"
-	kubeinformers "k8s.io/client-go/informers"
 	coreinformers "k8s.io/client-go/informers/core/v1"
 	"k8s.io/client-go/kubernetes"
 	k8sfake "k8s.io/client-go/kubernetes/fake"
@@ -62,7 +61,6 @@ import (
 	"deployobject.dev/controller/pkg/children"
 	"deployobject.dev/controller/pkg/configrollout"
 	"deployobject.dev/controller/pkg/generated/clientset/versioned/fake"
-	informers "deployobject.dev/controller/pkg/generated/informers/externalversions"
 	"deployobject.dev/controller/pkg/identity"
 	"deployobject.dev/controller/pkg/leaderelection"
 	"deployobject.dev/controller/pkg/metrics"
@@ -132,18 +130,7 @@ func (f *fixture) newController(ctx context.Context) *Controller {
 	for _, d := range f.dobjs {
 		objs = append(objs, d)
 	}
-	for _, d := range f.deployments {
-		kubeObjs = append(kubeObjs, d)
-	}
-	for _, s := range f.services {
-		kubeObjs = append(kubeObjs, s)
-	}
-	for _, p := range f.pdbs {
-		kubeObjs = append(kubeObjs, p)
-	}
-	for _, h := range f.hpas {
-		kubeObjs = append(kubeObjs, h)
-	}
+	kubeObjs = append(kubeObjs, f.children()...)
 	kubeObjs = append(kubeObjs, f.unlisted...)
 	// The fake tracker cannot server-side apply custom resources
 	// (kubernetes/kubernetes#126850), so status applies are accepted as they
@@ -163,18 +150,6 @@ func (f *fixture) newController(ctx context.Context) *Controller {
 		applied.ResourceVersion += "-written"
 		return true, applied, nil
 	})
-	for _, i := range f.ingresses {
-		kubeObjs = append(kubeObjs, i)
-	}
-	for _, p := range f.policies {
-		kubeObjs = append(kubeObjs, p)
-	}
-	for _, a := range f.accounts {
-		kubeObjs = append(kubeObjs, a)
-	}
-	for _, cm := range f.configMaps {
-		kubeObjs = append(kubeObjs, cm)
-	}
 	f.kubeClient = k8sfake.NewClientset(kubeObjs...)
 	var routeObjs []runtime.Object
 	for _, r := range f.httpRoutes {
@@ -219,15 +194,17 @@ func (f *fixture) newController(ctx context.Context) *Controller {
 	}
 	f.recorder = events.NewFakeRecorder(10)
 
-	factory := informers.NewSharedInformerFactory(f.client, 0)
-	kubeFactory := kubeinformers.NewSharedInformerFactory(f.kubeClient, 0)
+	inf, err := caches.NewInformers(f.kubeClient, f.client, metav1.NamespaceAll, 0, caches.NamedInformers{})
+	if err != nil {
+		f.t.Fatal(err)
+	}
 	podSecurity := f.podSecurity
 	if podSecurity == "" {
 		podSecurity = children.ProfileNone
 	}
 	var secrets coreinformers.SecretInformer
 	if f.trackSecrets {
-		secrets = kubeFactory.Core().V1().Secrets()
+		secrets = inf.ChildFactory.Core().V1().Secrets()
 		for _, s := range f.secrets {
 			mustAdd(f.t, secrets.Informer().GetIndexer(), s.DeepCopy())
 		}
@@ -235,7 +212,7 @@ func (f *fixture) newController(ctx context.Context) *Controller {
 	// As NewController's defaults were before main passed the flags: no
 	// batching, configuration tracked only when the test asks, without a
 	// delay or a grace for missing configuration.
-	c, err := NewController(ctx, f.kubeClient, f.client, caches.InformersOf(factory, kubeFactory),
+	c, err := NewController(ctx, f.kubeClient, f.client, inf,
 		gateway, monitors,
 		f.recorder, nil, Config{
 			ShutdownGrace:     10 * time.Second,
@@ -248,45 +225,43 @@ func (f *fixture) newController(ctx context.Context) *Controller {
 	if err != nil {
 		f.t.Fatalf("NewController: %v", err)
 	}
-	for _, cm := range f.configMaps {
-		mustAdd(f.t, kubeFactory.Core().V1().ConfigMaps().Informer().GetIndexer(), cm.DeepCopy())
-	}
 	c.now = func() metav1.Time { return testobjects.FixedNow }
 	// The caches hold what the informers' transform keeps, as in
 	// production; the fake API server holds the whole objects.
-	f.dobjIndexer = factory.App().V1().DeployObjects().Informer().GetIndexer()
+	f.dobjIndexer = inf.DeployObjects.Informer().GetIndexer()
 	for _, d := range f.dobjs {
 		mustAdd(f.t, f.dobjIndexer, d.DeepCopy())
 	}
-	f.deployIndexer = kubeFactory.Apps().V1().Deployments().Informer().GetIndexer()
-	for _, d := range f.deployments {
-		mustAdd(f.t, f.deployIndexer, d.DeepCopy())
-	}
-	for _, s := range f.services {
-		mustAdd(f.t, kubeFactory.Core().V1().Services().Informer().GetIndexer(), s.DeepCopy())
-	}
-	for _, p := range f.pdbs {
-		mustAdd(f.t, kubeFactory.Policy().V1().PodDisruptionBudgets().Informer().GetIndexer(), p.DeepCopy())
-	}
-	for _, h := range f.hpas {
-		mustAdd(f.t, kubeFactory.Autoscaling().V2().HorizontalPodAutoscalers().Informer().GetIndexer(), h.DeepCopy())
-	}
-	for _, i := range f.ingresses {
-		mustAdd(f.t, kubeFactory.Networking().V1().Ingresses().Informer().GetIndexer(), i.DeepCopy())
-	}
-	for _, p := range f.policies {
-		mustAdd(f.t, kubeFactory.Networking().V1().NetworkPolicies().Informer().GetIndexer(), p.DeepCopy())
-	}
-	for _, a := range f.accounts {
-		mustAdd(f.t, kubeFactory.Core().V1().ServiceAccounts().Informer().GetIndexer(), a.DeepCopy())
+	f.deployIndexer = caches.InformerOf[appsv1.Deployment](inf.Children).GetIndexer()
+	for _, obj := range f.children() {
+		child, ok := inf.Children.InformerFor(obj)
+		if !ok {
+			f.t.Fatalf("no cache of %T", obj)
+		}
+		mustAdd(f.t, child.GetIndexer(), obj.DeepCopyObject())
 	}
 	return c
+}
+
+// children are the fixture's typed children, in the API server and in the
+// caches of caches.ChildKinds.
+func (f *fixture) children() []runtime.Object {
+	return slices.Concat(objects(f.deployments), objects(f.services), objects(f.accounts), objects(f.configMaps),
+		objects(f.pdbs), objects(f.hpas), objects(f.ingresses), objects(f.policies))
+}
+
+func objects[T runtime.Object](items []T) []runtime.Object {
+	objs := make([]runtime.Object, 0, len(items))
+	for _, item := range items {
+		objs = append(objs, item)
+	}
+	return objs
 }
 
 // mustAdd adds or replaces obj in indexer, transformed as the informer would.
 func mustAdd(t *testing.T, indexer cache.Indexer, obj any) {
 	t.Helper()
-	obj, err := caches.Transform(obj)
+	obj, err := caches.ChildKinds().Transform(obj)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -1289,7 +1264,7 @@ func TestEventHandlers(t *testing.T) {
 	// Child events carry the objects as the cache holds them.
 	cached := func(d *appsv1.Deployment) any {
 		t.Helper()
-		obj, err := caches.Transform(d)
+		obj, err := caches.ChildKinds().Transform(d)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -1336,7 +1311,7 @@ func TestEventHandlers(t *testing.T) {
 		testobjects.LiveHTTPRoute(testobjects.NewDeployObject(testobjects.WithHTTPRoute)),
 		testobjects.LiveGRPCRoute(testobjects.NewDeployObject(testobjects.WithGRPCRoute)),
 	} {
-		route, err := caches.Transform(route)
+		route, err := caches.ChildKinds().Transform(route)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -2147,7 +2122,7 @@ func TestConfigEventHandlers(t *testing.T) {
 
 	expect := expectEnqueued(t, c)
 	slim := func(obj any) any {
-		o, err := caches.Transform(obj)
+		o, err := caches.ChildKinds().Transform(obj)
 		if err != nil {
 			t.Fatal(err)
 		}
