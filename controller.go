@@ -11,10 +11,7 @@ import (
 
 	"golang.org/x/time/rate"
 	appsv1 "k8s.io/api/apps/v1"
-	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
-	networkingv1 "k8s.io/api/networking/v1"
-	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -125,15 +122,6 @@ func NewController(
 	metrics *metrics.ReconcileMetrics,
 	cfg Config,
 ) (*Controller, error) {
-	// A ServiceAccount the spec stopped naming, and the ConfigMaps of
-	// inline files that older pod templates mount, are found by their
-	// owner.
-	if err := inf.ServiceAccounts.Informer().AddIndexers(caches.ControllerIndexers()); err != nil {
-		return nil, fmt.Errorf("indexing ServiceAccounts by their DeployObject: %w", err)
-	}
-	if err := inf.ConfigMaps.Informer().AddIndexers(caches.ControllerIndexers()); err != nil {
-		return nil, fmt.Errorf("indexing ConfigMaps by their DeployObject: %w", err)
-	}
 	podSecurityCheck, err := children.NewPodSecurityCheck(cfg.PodSecurity)
 	if err != nil {
 		return nil, err
@@ -145,14 +133,7 @@ func NewController(
 		children: &reconcile.Children{
 			KubeClient:       kubeClient,
 			Client:           client,
-			Deployments:      caches.NewPackedLister[appsv1.Deployment](inf.Deployments.Informer().GetIndexer(), appsv1.Resource("deployments")),
-			Services:         caches.NewPackedLister[corev1.Service](inf.Services.Informer().GetIndexer(), corev1.Resource("services")),
-			ServiceAccounts:  caches.NewPackedLister[corev1.ServiceAccount](inf.ServiceAccounts.Informer().GetIndexer(), corev1.Resource("serviceaccounts")),
-			ConfigMaps:       caches.NewPackedLister[corev1.ConfigMap](inf.ConfigMaps.Informer().GetIndexer(), corev1.Resource("configmaps")),
-			PDBs:             caches.NewPackedLister[policyv1.PodDisruptionBudget](inf.PDBs.Informer().GetIndexer(), policyv1.Resource("poddisruptionbudgets")),
-			HPAs:             caches.NewPackedLister[autoscalingv2.HorizontalPodAutoscaler](inf.HPAs.Informer().GetIndexer(), autoscalingv2.Resource("horizontalpodautoscalers")),
-			Ingresses:        caches.NewPackedLister[networkingv1.Ingress](inf.Ingresses.Informer().GetIndexer(), networkingv1.Resource("ingresses")),
-			Policies:         caches.NewPackedLister[networkingv1.NetworkPolicy](inf.NetworkPolicies.Informer().GetIndexer(), networkingv1.Resource("networkpolicies")),
+			Caches:           inf.Children,
 			Gateway:          gateway,
 			Monitors:         monitors,
 			Admitted:         children.NewAdmittedWrites(),
@@ -160,20 +141,8 @@ func NewController(
 			PodSecurityCheck: podSecurityCheck,
 			Rollouts:         rollouts,
 		},
-		rollouts: rollouts,
-		caches: map[string]cache.InformerSynced{
-			"deployobjects":            inf.DeployObjects.Informer().HasSynced,
-			"deployments":              inf.Deployments.Informer().HasSynced,
-			"services":                 inf.Services.Informer().HasSynced,
-			"serviceaccounts":          inf.ServiceAccounts.Informer().HasSynced,
-			"configmaps":               inf.ConfigMaps.Informer().HasSynced,
-			"poddisruptionbudgets":     inf.PDBs.Informer().HasSynced,
-			"horizontalpodautoscalers": inf.HPAs.Informer().HasSynced,
-			"ingresses":                inf.Ingresses.Informer().HasSynced,
-			"networkpolicies":          inf.NetworkPolicies.Informer().HasSynced,
-			"httproutes":               gateway.HasSynced,
-			"monitors":                 monitors.HasSynced,
-		},
+		rollouts:         rollouts,
+		caches:           cachesSynced(inf, gateway, monitors),
 		cacheSyncTimeout: cfg.CacheSyncTimeout,
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
 			newRateLimiter(),
@@ -197,7 +166,7 @@ func NewController(
 		return nil, fmt.Errorf("adding DeployObject event handler: %w", err)
 	}
 	childHandler := c.childEventHandler()
-	for _, child := range []cache.SharedIndexInformer{inf.Deployments.Informer(), inf.Services.Informer(), inf.ServiceAccounts.Informer(), inf.ConfigMaps.Informer(), inf.PDBs.Informer(), inf.HPAs.Informer(), inf.Ingresses.Informer(), inf.NetworkPolicies.Informer()} {
+	for _, child := range inf.Children.Informers() {
 		if _, err := child.AddEventHandlerWithOptions(childHandler, cache.HandlerOptions{Logger: &logger}); err != nil {
 			return nil, fmt.Errorf("adding child event handler: %w", err)
 		}
@@ -210,6 +179,18 @@ func NewController(
 	return c, nil
 }
 
+// cachesSynced are the HasSynced of the informers, by the resource each
+// holds: those of the kinds of caches.ChildKinds, and of the discovered
+// kinds, the Gateway API routes and the monitors (see caches.GatewayRoutes
+// and caches.Monitors).
+func cachesSynced(inf caches.Informers, gateway *caches.GatewayRoutes, monitors *caches.Monitors) map[string]cache.InformerSynced {
+	synced := inf.Children.Synced()
+	synced["deployobjects"] = inf.DeployObjects.Informer().HasSynced
+	synced["httproutes"] = gateway.HasSynced
+	synced["monitors"] = monitors.HasSynced
+	return synced
+}
+
 // trackConfig makes c follow the ConfigMaps, and the Secrets when
 // cfg.Secrets is not nil, that DeployObjects' pods use (see
 // configrollout.Track).
@@ -218,7 +199,7 @@ func (c *Controller) trackConfig(ctx context.Context, inf caches.Informers, cfg 
 	if cfg.Secrets != nil {
 		secretInformer = cfg.Secrets.Informer()
 	}
-	t, synced, err := configrollout.Track(ctx, inf.DeployObjects.Informer(), inf.ConfigMaps.Informer(), secretInformer, cfg.MaxConfigRollouts, cfg.ConfigRolloutDelay, c.queue.Add, c.queue.AddAfter)
+	t, synced, err := configrollout.Track(ctx, inf.DeployObjects.Informer(), caches.InformerOf[corev1.ConfigMap](inf.Children), secretInformer, cfg.MaxConfigRollouts, cfg.ConfigRolloutDelay, c.queue.Add, c.queue.AddAfter)
 	if err != nil {
 		return err
 	}
@@ -351,7 +332,7 @@ func (c *Controller) Run(ctx, writes context.Context, workers int) error {
 // the slots once the rollouts are done. It runs once the caches have
 // synced, before any worker.
 func (c *Controller) adoptRollouts(logger klog.Logger) error {
-	adopted, err := c.rollouts.Adopt(c.children.Deployments.List)
+	adopted, err := c.rollouts.Adopt(caches.ListerOf[appsv1.Deployment](c.children.Caches).List)
 	if err != nil {
 		return err
 	}

@@ -39,7 +39,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/apimachinery/pkg/util/wait"
 	dynamicfake "k8s.io/client-go/dynamic/fake"
-	kubeinformers "k8s.io/client-go/informers"
 	coreinformers "k8s.io/client-go/informers/core/v1"
 	"k8s.io/client-go/kubernetes"
 	k8sfake "k8s.io/client-go/kubernetes/fake"
@@ -62,7 +61,6 @@ import (
 	"deployobject.dev/controller/pkg/children"
 	"deployobject.dev/controller/pkg/configrollout"
 	"deployobject.dev/controller/pkg/generated/clientset/versioned/fake"
-	informers "deployobject.dev/controller/pkg/generated/informers/externalversions"
 	"deployobject.dev/controller/pkg/identity"
 	"deployobject.dev/controller/pkg/leaderelection"
 	"deployobject.dev/controller/pkg/metrics"
@@ -132,18 +130,7 @@ func (f *fixture) newController(ctx context.Context) *Controller {
 	for _, d := range f.dobjs {
 		objs = append(objs, d)
 	}
-	for _, d := range f.deployments {
-		kubeObjs = append(kubeObjs, d)
-	}
-	for _, s := range f.services {
-		kubeObjs = append(kubeObjs, s)
-	}
-	for _, p := range f.pdbs {
-		kubeObjs = append(kubeObjs, p)
-	}
-	for _, h := range f.hpas {
-		kubeObjs = append(kubeObjs, h)
-	}
+	kubeObjs = append(kubeObjs, f.children()...)
 	kubeObjs = append(kubeObjs, f.unlisted...)
 	// The fake tracker cannot server-side apply custom resources
 	// (kubernetes/kubernetes#126850), so status applies are accepted as they
@@ -163,18 +150,6 @@ func (f *fixture) newController(ctx context.Context) *Controller {
 		applied.ResourceVersion += "-written"
 		return true, applied, nil
 	})
-	for _, i := range f.ingresses {
-		kubeObjs = append(kubeObjs, i)
-	}
-	for _, p := range f.policies {
-		kubeObjs = append(kubeObjs, p)
-	}
-	for _, a := range f.accounts {
-		kubeObjs = append(kubeObjs, a)
-	}
-	for _, cm := range f.configMaps {
-		kubeObjs = append(kubeObjs, cm)
-	}
 	f.kubeClient = k8sfake.NewClientset(kubeObjs...)
 	var routeObjs []runtime.Object
 	for _, r := range f.httpRoutes {
@@ -219,15 +194,17 @@ func (f *fixture) newController(ctx context.Context) *Controller {
 	}
 	f.recorder = events.NewFakeRecorder(10)
 
-	factory := informers.NewSharedInformerFactory(f.client, 0)
-	kubeFactory := kubeinformers.NewSharedInformerFactory(f.kubeClient, 0)
+	inf, err := caches.NewInformers(f.kubeClient, f.client, metav1.NamespaceAll, 0, caches.NamedInformers{})
+	if err != nil {
+		f.t.Fatal(err)
+	}
 	podSecurity := f.podSecurity
 	if podSecurity == "" {
 		podSecurity = children.ProfileNone
 	}
 	var secrets coreinformers.SecretInformer
 	if f.trackSecrets {
-		secrets = kubeFactory.Core().V1().Secrets()
+		secrets = inf.ChildFactory.Core().V1().Secrets()
 		for _, s := range f.secrets {
 			mustAdd(f.t, secrets.Informer().GetIndexer(), s.DeepCopy())
 		}
@@ -235,7 +212,7 @@ func (f *fixture) newController(ctx context.Context) *Controller {
 	// As NewController's defaults were before main passed the flags: no
 	// batching, configuration tracked only when the test asks, without a
 	// delay or a grace for missing configuration.
-	c, err := NewController(ctx, f.kubeClient, f.client, caches.InformersOf(factory, kubeFactory),
+	c, err := NewController(ctx, f.kubeClient, f.client, inf,
 		gateway, monitors,
 		f.recorder, nil, Config{
 			ShutdownGrace:     10 * time.Second,
@@ -248,45 +225,43 @@ func (f *fixture) newController(ctx context.Context) *Controller {
 	if err != nil {
 		f.t.Fatalf("NewController: %v", err)
 	}
-	for _, cm := range f.configMaps {
-		mustAdd(f.t, kubeFactory.Core().V1().ConfigMaps().Informer().GetIndexer(), cm.DeepCopy())
-	}
 	c.now = func() metav1.Time { return testobjects.FixedNow }
 	// The caches hold what the informers' transform keeps, as in
 	// production; the fake API server holds the whole objects.
-	f.dobjIndexer = factory.App().V1().DeployObjects().Informer().GetIndexer()
+	f.dobjIndexer = inf.DeployObjects.Informer().GetIndexer()
 	for _, d := range f.dobjs {
 		mustAdd(f.t, f.dobjIndexer, d.DeepCopy())
 	}
-	f.deployIndexer = kubeFactory.Apps().V1().Deployments().Informer().GetIndexer()
-	for _, d := range f.deployments {
-		mustAdd(f.t, f.deployIndexer, d.DeepCopy())
-	}
-	for _, s := range f.services {
-		mustAdd(f.t, kubeFactory.Core().V1().Services().Informer().GetIndexer(), s.DeepCopy())
-	}
-	for _, p := range f.pdbs {
-		mustAdd(f.t, kubeFactory.Policy().V1().PodDisruptionBudgets().Informer().GetIndexer(), p.DeepCopy())
-	}
-	for _, h := range f.hpas {
-		mustAdd(f.t, kubeFactory.Autoscaling().V2().HorizontalPodAutoscalers().Informer().GetIndexer(), h.DeepCopy())
-	}
-	for _, i := range f.ingresses {
-		mustAdd(f.t, kubeFactory.Networking().V1().Ingresses().Informer().GetIndexer(), i.DeepCopy())
-	}
-	for _, p := range f.policies {
-		mustAdd(f.t, kubeFactory.Networking().V1().NetworkPolicies().Informer().GetIndexer(), p.DeepCopy())
-	}
-	for _, a := range f.accounts {
-		mustAdd(f.t, kubeFactory.Core().V1().ServiceAccounts().Informer().GetIndexer(), a.DeepCopy())
+	f.deployIndexer = caches.InformerOf[appsv1.Deployment](inf.Children).GetIndexer()
+	for _, obj := range f.children() {
+		child, ok := inf.Children.InformerFor(obj)
+		if !ok {
+			f.t.Fatalf("no cache of %T", obj)
+		}
+		mustAdd(f.t, child.GetIndexer(), obj.DeepCopyObject())
 	}
 	return c
+}
+
+// children are the fixture's typed children, in the API server and in the
+// caches of caches.ChildKinds.
+func (f *fixture) children() []runtime.Object {
+	return slices.Concat(objects(f.deployments), objects(f.services), objects(f.accounts), objects(f.configMaps),
+		objects(f.pdbs), objects(f.hpas), objects(f.ingresses), objects(f.policies))
+}
+
+func objects[T runtime.Object](items []T) []runtime.Object {
+	objs := make([]runtime.Object, 0, len(items))
+	for _, item := range items {
+		objs = append(objs, item)
+	}
+	return objs
 }
 
 // mustAdd adds or replaces obj in indexer, transformed as the informer would.
 func mustAdd(t *testing.T, indexer cache.Indexer, obj any) {
 	t.Helper()
-	obj, err := caches.Transform(obj)
+	obj, err := caches.ChildKinds().Transform(obj)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -1289,7 +1264,7 @@ func TestEventHandlers(t *testing.T) {
 	// Child events carry the objects as the cache holds them.
 	cached := func(d *appsv1.Deployment) any {
 		t.Helper()
-		obj, err := caches.Transform(d)
+		obj, err := caches.ChildKinds().Transform(d)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -1336,7 +1311,7 @@ func TestEventHandlers(t *testing.T) {
 		testobjects.LiveHTTPRoute(testobjects.NewDeployObject(testobjects.WithHTTPRoute)),
 		testobjects.LiveGRPCRoute(testobjects.NewDeployObject(testobjects.WithGRPCRoute)),
 	} {
-		route, err := caches.Transform(route)
+		route, err := caches.ChildKinds().Transform(route)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -2147,7 +2122,7 @@ func TestConfigEventHandlers(t *testing.T) {
 
 	expect := expectEnqueued(t, c)
 	slim := func(obj any) any {
-		o, err := caches.Transform(obj)
+		o, err := caches.ChildKinds().Transform(obj)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -2687,160 +2662,173 @@ func TestSyncRouteSwitchMakesBeforeBreaking(t *testing.T) {
 	}
 }
 
-func TestSyncIngress(t *testing.T) {
-	t.Run("created", func(t *testing.T) {
-		f := newFixture(t)
-		dobj := testobjects.NewDeployObject(testobjects.WithIngress)
-		f.dobjs = []*appv1.DeployObject{dobj}
-		actions, err := f.sync()
-		if err != nil {
-			t.Fatalf("sync: %v", err)
-		}
-		expectActions(t, actions, "create deployments", "create services", "create ingresses", "patch deployobjects/status")
-		if got := actions[2].(core.CreateAction).GetObject(); !testobjects.EqualObjects(got, children.DesiredIngress(dobj)) {
-			t.Errorf("created Ingress differs from desired:\n%s", diff.Diff(children.DesiredIngress(dobj), got))
-		}
-		if c := conditionOf(t, actions[3], appv1.ConditionRoute); c == nil || c.Reason != appv1.ReasonProgressing {
-			t.Errorf("Route condition = %+v, want Progressing until the ingress controller gives an address", c)
-		}
-	})
-	t.Run("steady state writes nothing", func(t *testing.T) {
-		f := newFixture(t)
-		dobj := testobjects.NewDeployObject(testobjects.WithIngress)
-		f.withLiveChildren(dobj)
-		f.ingresses = []*networkingv1.Ingress{testobjects.LiveIngress(dobj)}
-		dobj.Status = status.Compute(dobj, status.Outcome{Deployment: testobjects.LiveDeployment(dobj), Service: testobjects.LiveService(dobj), Ingress: testobjects.LiveIngress(dobj), DeploymentHash: testobjects.MustHash(dobj)}, testobjects.Earlier)
-		actions, err := f.sync()
-		if err != nil {
-			t.Fatalf("sync: %v", err)
-		}
-		expectActions(t, actions)
-	})
-	t.Run("drift corrected", func(t *testing.T) {
-		f := newFixture(t)
-		dobj := testobjects.NewDeployObject(testobjects.WithIngress)
-		f.withLiveChildren(dobj)
-		drifted := testobjects.LiveIngress(dobj)
-		drifted.Spec.TLS = nil
-		f.ingresses = []*networkingv1.Ingress{drifted}
-		actions, err := f.sync()
-		if err != nil {
-			t.Fatalf("sync: %v", err)
-		}
-		expectActions(t, actions, "get ingresses", "update ingresses", "patch deployobjects/status")
-		if got := actions[1].(core.UpdateAction).GetObject().(*networkingv1.Ingress); len(got.Spec.TLS) != 1 || got.UID != "uid-ing" {
-			t.Errorf("updated Ingress = %+v, want TLS back on the same object", got.Spec)
-		}
-	})
-	t.Run("removed with the route", func(t *testing.T) {
-		f := newFixture(t)
-		dobj := testobjects.NewDeployObject()
-		f.withLiveChildren(dobj)
-		f.ingresses = []*networkingv1.Ingress{testobjects.LiveIngress(testobjects.NewDeployObject(testobjects.WithIngress))}
-		actions, err := f.sync()
-		if err != nil {
-			t.Fatalf("sync: %v", err)
-		}
-		expectActions(t, actions, "delete ingresses")
-		if uid := actions[0].(core.DeleteAction).GetDeleteOptions().Preconditions.UID; uid == nil || *uid != "uid-ing" {
-			t.Errorf("delete preconditions UID = %v, want uid-ing", uid)
-		}
-	})
-	t.Run("foreign one left alone", func(t *testing.T) {
-		f := newFixture(t)
-		dobj := testobjects.NewDeployObject(testobjects.WithIngress)
-		f.withLiveChildren(dobj)
-		foreign := testobjects.LiveIngress(dobj)
-		foreign.OwnerReferences, foreign.Labels = nil, map[string]string{"team": "other"}
-		f.unlisted = []runtime.Object{foreign}
-		actions, err := f.sync()
-		if err == nil {
-			t.Fatal("want the conflict retried")
-		}
-		expectActions(t, actions, "create ingresses", "get ingresses", "patch deployobjects/status")
-		if c := conditionOf(t, actions[2], appv1.ConditionRoute); c == nil || c.Reason != appv1.ReasonResourceConflict {
-			t.Errorf("Route condition = %+v, want ResourceConflict", c)
-		}
-	})
+// optionalChildCases is one kind of child as TestSyncOptionalChild runs
+// its cases: how a DeployObject asks for it, its live object, how a copy
+// drifts and what the correction must restore.
+type optionalChildCases struct {
+	kind, resource string
+	uid            types.UID
+	// createdWith asks for the kind in the created case; with in the
+	// others; asks in the DeployObject whose child is then removed.
+	createdWith []func(*appv1.DeployObject)
+	with, asks  func(*appv1.DeployObject)
+	// created are the actions of a first sync; the child's create is the
+	// third.
+	created []string
+	// createdStatus checks the status written by the created case.
+	createdStatus func(t *testing.T, status core.Action)
+	live          func(*appv1.DeployObject) runtime.Object
+	seed          func(*fixture, runtime.Object)
+	desired       func(*appv1.DeployObject) runtime.Object
+	outcome       func(*status.Outcome, runtime.Object)
+	// drift changes a live copy; corrected checks the update.
+	drift     func(runtime.Object)
+	corrected func(t *testing.T, dobj *appv1.DeployObject, got runtime.Object)
+	// conflictCondition reports a foreign object of the child's name.
+	conflictCondition string
 }
 
-func TestSyncNetworkPolicy(t *testing.T) {
-	t.Run("created, and Ready waits for it", func(t *testing.T) {
-		f := newFixture(t)
-		dobj := testobjects.NewDeployObject(testobjects.WithIngress, testobjects.WithNetworkPolicy)
-		f.dobjs = []*appv1.DeployObject{dobj}
-		actions, err := f.sync()
-		if err != nil {
-			t.Fatalf("sync: %v", err)
-		}
-		expectActions(t, actions, "create deployments", "create services", "create networkpolicies", "create ingresses", "patch deployobjects/status")
-		if got := actions[2].(core.CreateAction).GetObject(); !testobjects.EqualObjects(got, children.DesiredNetworkPolicy(dobj)) {
-			t.Errorf("created NetworkPolicy differs from desired:\n%s", diff.Diff(children.DesiredNetworkPolicy(dobj), got))
-		}
-	})
-	t.Run("steady state writes nothing", func(t *testing.T) {
-		f := newFixture(t)
-		dobj := testobjects.NewDeployObject(testobjects.WithNetworkPolicy)
-		dobj.Spec.NetworkPolicy.RouteFrom = nil
-		f.withLiveChildren(dobj)
-		f.policies = []*networkingv1.NetworkPolicy{testobjects.LiveNetworkPolicy(dobj)}
-		dobj.Status = status.Compute(dobj, status.Outcome{Deployment: testobjects.LiveDeployment(dobj), Service: testobjects.LiveService(dobj), NetworkPolicy: testobjects.LiveNetworkPolicy(dobj), DeploymentHash: testobjects.MustHash(dobj)}, testobjects.Earlier)
-		actions, err := f.sync()
-		if err != nil {
-			t.Fatalf("sync: %v", err)
-		}
-		expectActions(t, actions)
-	})
-	t.Run("drift corrected, others' labels kept", func(t *testing.T) {
-		f := newFixture(t)
-		dobj := testobjects.NewDeployObject(testobjects.WithNetworkPolicy)
-		dobj.Spec.NetworkPolicy.RouteFrom = nil
-		f.withLiveChildren(dobj)
-		drifted := testobjects.LiveNetworkPolicy(dobj)
-		drifted.Spec.Ingress = nil
-		drifted.Labels["audit"] = "done"
-		f.policies = []*networkingv1.NetworkPolicy{drifted}
-		actions, err := f.sync()
-		if err != nil {
-			t.Fatalf("sync: %v", err)
-		}
-		expectActions(t, actions, "get networkpolicies", "update networkpolicies", "patch deployobjects/status")
-		got := actions[1].(core.UpdateAction).GetObject().(*networkingv1.NetworkPolicy)
-		if want := children.DesiredNetworkPolicy(dobj); !equality.Semantic.DeepEqual(got.Spec, want.Spec) || got.UID != "uid-netpol" || got.Labels["audit"] != "done" {
-			t.Errorf("updated NetworkPolicy = %+v (labels %v), want the desired spec back on the same object with the audit label", got.Spec, got.Labels)
-		}
-	})
-	t.Run("removed with the field", func(t *testing.T) {
-		f := newFixture(t)
-		dobj := testobjects.NewDeployObject()
-		f.withLiveChildren(dobj)
-		f.policies = []*networkingv1.NetworkPolicy{testobjects.LiveNetworkPolicy(testobjects.NewDeployObject(testobjects.WithNetworkPolicy))}
-		actions, err := f.sync()
-		if err != nil {
-			t.Fatalf("sync: %v", err)
-		}
-		expectActions(t, actions, "delete networkpolicies")
-		if uid := actions[0].(core.DeleteAction).GetDeleteOptions().Preconditions.UID; uid == nil || *uid != "uid-netpol" {
-			t.Errorf("delete preconditions UID = %v, want uid-netpol", uid)
-		}
-	})
-	t.Run("foreign one left alone", func(t *testing.T) {
-		f := newFixture(t)
-		dobj := testobjects.NewDeployObject(testobjects.WithNetworkPolicy)
-		dobj.Spec.NetworkPolicy.RouteFrom = nil
-		f.withLiveChildren(dobj)
-		foreign := testobjects.LiveNetworkPolicy(dobj)
-		foreign.OwnerReferences, foreign.Labels = nil, map[string]string{"team": "other"}
-		f.unlisted = []runtime.Object{foreign}
-		actions, err := f.sync()
-		if err == nil {
-			t.Fatal("want the conflict retried")
-		}
-		expectActions(t, actions, "create networkpolicies", "get networkpolicies", "patch deployobjects/status")
-		if c := conditionOf(t, actions[2], appv1.ConditionReady); c == nil || c.Reason != appv1.ReasonResourceConflict {
-			t.Errorf("Ready condition = %+v, want ResourceConflict", c)
-		}
-	})
+// TestSyncOptionalChild runs, for each kind of optional child, the cases
+// every kind has: created; steady state writes nothing; drift corrected on
+// the same object; removed from the spec, deleted with a UID
+// precondition; a foreign object of its name left alone and reported.
+func TestSyncOptionalChild(t *testing.T) {
+	for _, k := range []optionalChildCases{
+		{
+			kind: "Ingress", resource: "ingresses", uid: "uid-ing",
+			createdWith: []func(*appv1.DeployObject){testobjects.WithIngress},
+			with:        testobjects.WithIngress, asks: testobjects.WithIngress,
+			created: []string{"create deployments", "create services", "create ingresses", "patch deployobjects/status"},
+			createdStatus: func(t *testing.T, status core.Action) {
+				if c := conditionOf(t, status, appv1.ConditionRoute); c == nil || c.Reason != appv1.ReasonProgressing {
+					t.Errorf("Route condition = %+v, want Progressing until the ingress controller gives an address", c)
+				}
+			},
+			live: func(d *appv1.DeployObject) runtime.Object { return testobjects.LiveIngress(d) },
+			seed: func(f *fixture, obj runtime.Object) {
+				f.ingresses = []*networkingv1.Ingress{obj.(*networkingv1.Ingress)}
+			},
+			desired: func(d *appv1.DeployObject) runtime.Object { return children.DesiredIngress(d) },
+			outcome: func(o *status.Outcome, obj runtime.Object) { o.Ingress = obj.(*networkingv1.Ingress) },
+			drift:   func(obj runtime.Object) { obj.(*networkingv1.Ingress).Spec.TLS = nil },
+			corrected: func(t *testing.T, _ *appv1.DeployObject, obj runtime.Object) {
+				if got := obj.(*networkingv1.Ingress); len(got.Spec.TLS) != 1 || got.UID != "uid-ing" {
+					t.Errorf("updated Ingress = %+v, want TLS back on the same object", got.Spec)
+				}
+			},
+			conflictCondition: appv1.ConditionRoute,
+		},
+		{
+			kind: "NetworkPolicy", resource: "networkpolicies", uid: "uid-netpol",
+			// Ready waits for it.
+			createdWith: []func(*appv1.DeployObject){testobjects.WithIngress, testobjects.WithNetworkPolicy},
+			with: func(d *appv1.DeployObject) {
+				testobjects.WithNetworkPolicy(d)
+				d.Spec.NetworkPolicy.RouteFrom = nil
+			},
+			asks:    testobjects.WithNetworkPolicy,
+			created: []string{"create deployments", "create services", "create networkpolicies", "create ingresses", "patch deployobjects/status"},
+			live:    func(d *appv1.DeployObject) runtime.Object { return testobjects.LiveNetworkPolicy(d) },
+			seed: func(f *fixture, obj runtime.Object) {
+				f.policies = []*networkingv1.NetworkPolicy{obj.(*networkingv1.NetworkPolicy)}
+			},
+			desired: func(d *appv1.DeployObject) runtime.Object { return children.DesiredNetworkPolicy(d) },
+			outcome: func(o *status.Outcome, obj runtime.Object) { o.NetworkPolicy = obj.(*networkingv1.NetworkPolicy) },
+			// Others' labels are kept.
+			drift: func(obj runtime.Object) {
+				p := obj.(*networkingv1.NetworkPolicy)
+				p.Spec.Ingress = nil
+				p.Labels["audit"] = "done"
+			},
+			corrected: func(t *testing.T, dobj *appv1.DeployObject, obj runtime.Object) {
+				got := obj.(*networkingv1.NetworkPolicy)
+				if want := children.DesiredNetworkPolicy(dobj); !equality.Semantic.DeepEqual(got.Spec, want.Spec) || got.UID != "uid-netpol" || got.Labels["audit"] != "done" {
+					t.Errorf("updated NetworkPolicy = %+v (labels %v), want the desired spec back on the same object with the audit label", got.Spec, got.Labels)
+				}
+			},
+			conflictCondition: appv1.ConditionReady,
+		},
+	} {
+		t.Run(k.kind+"/created", func(t *testing.T) {
+			f := newFixture(t)
+			dobj := testobjects.NewDeployObject(k.createdWith...)
+			f.dobjs = []*appv1.DeployObject{dobj}
+			actions, err := f.sync()
+			if err != nil {
+				t.Fatalf("sync: %v", err)
+			}
+			expectActions(t, actions, k.created...)
+			if got := actions[2].(core.CreateAction).GetObject(); !testobjects.EqualObjects(got, k.desired(dobj)) {
+				t.Errorf("created %s differs from desired:\n%s", k.kind, diff.Diff(k.desired(dobj), got))
+			}
+			if k.createdStatus != nil {
+				k.createdStatus(t, actions[len(actions)-1])
+			}
+		})
+		t.Run(k.kind+"/steady state writes nothing", func(t *testing.T) {
+			f := newFixture(t)
+			dobj := testobjects.NewDeployObject(k.with)
+			f.withLiveChildren(dobj)
+			k.seed(f, k.live(dobj))
+			out := status.Outcome{Deployment: testobjects.LiveDeployment(dobj), Service: testobjects.LiveService(dobj), DeploymentHash: testobjects.MustHash(dobj)}
+			k.outcome(&out, k.live(dobj))
+			dobj.Status = status.Compute(dobj, out, testobjects.Earlier)
+			actions, err := f.sync()
+			if err != nil {
+				t.Fatalf("sync: %v", err)
+			}
+			expectActions(t, actions)
+		})
+		t.Run(k.kind+"/drift corrected", func(t *testing.T) {
+			f := newFixture(t)
+			dobj := testobjects.NewDeployObject(k.with)
+			f.withLiveChildren(dobj)
+			drifted := k.live(dobj)
+			k.drift(drifted)
+			k.seed(f, drifted)
+			actions, err := f.sync()
+			if err != nil {
+				t.Fatalf("sync: %v", err)
+			}
+			expectActions(t, actions, "get "+k.resource, "update "+k.resource, "patch deployobjects/status")
+			k.corrected(t, dobj, actions[1].(core.UpdateAction).GetObject())
+		})
+		t.Run(k.kind+"/removed from the spec", func(t *testing.T) {
+			f := newFixture(t)
+			dobj := testobjects.NewDeployObject()
+			f.withLiveChildren(dobj)
+			k.seed(f, k.live(testobjects.NewDeployObject(k.asks)))
+			actions, err := f.sync()
+			if err != nil {
+				t.Fatalf("sync: %v", err)
+			}
+			expectActions(t, actions, "delete "+k.resource)
+			if uid := actions[0].(core.DeleteAction).GetDeleteOptions().Preconditions.UID; uid == nil || *uid != k.uid {
+				t.Errorf("delete preconditions UID = %v, want %s", uid, k.uid)
+			}
+		})
+		t.Run(k.kind+"/foreign one left alone", func(t *testing.T) {
+			f := newFixture(t)
+			dobj := testobjects.NewDeployObject(k.with)
+			f.withLiveChildren(dobj)
+			foreign := k.live(dobj)
+			m, err := meta.Accessor(foreign)
+			if err != nil {
+				t.Fatal(err)
+			}
+			m.SetOwnerReferences(nil)
+			m.SetLabels(map[string]string{"team": "other"})
+			f.unlisted = []runtime.Object{foreign}
+			actions, err := f.sync()
+			if err == nil {
+				t.Fatal("want the conflict retried")
+			}
+			expectActions(t, actions, "create "+k.resource, "get "+k.resource, "patch deployobjects/status")
+			if c := conditionOf(t, actions[2], k.conflictCondition); c == nil || c.Reason != appv1.ReasonResourceConflict {
+				t.Errorf("%s condition = %+v, want ResourceConflict", k.conflictCondition, c)
+			}
+		})
+	}
 }
 
 func TestSyncServiceAccount(t *testing.T) {

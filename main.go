@@ -132,10 +132,16 @@ func run(ctx context.Context, opts *options.Options) error {
 		return fmt.Errorf("naming the informers: %w", err)
 	}
 	defer informerName.Release()
-	dobjFactory, childFactory := caches.NewInformerFactories(kubeClient, client, opts.Namespace, opts.ResyncPeriod, caches.NamedInformers{Name: informerName, Metrics: controllerMetrics.Informers})
-	caches.RegisterConfigInformers(childFactory, opts.Namespace, opts.TrackSecrets, caches.NamedInformers{Name: informerName, Metrics: controllerMetrics.Informers})
+	inf, err := caches.NewInformers(kubeClient, client, opts.Namespace, opts.ResyncPeriod, caches.NamedInformers{Name: informerName, Metrics: controllerMetrics.Informers})
+	if err != nil {
+		return err
+	}
+	dobjFactory, childFactory := inf.DeployObjectFactory, inf.ChildFactory
+	if opts.TrackSecrets {
+		caches.RegisterSecretInformer(childFactory, opts.Namespace, caches.NamedInformers{Name: informerName, Metrics: controllerMetrics.Informers})
+	}
 
-	controller, err := NewController(ctx, kubeClient, client, caches.InformersOf(dobjFactory, childFactory),
+	controller, err := NewController(ctx, kubeClient, client, inf,
 		&caches.GatewayRoutes{
 			Client:    gatewayClient,
 			Discovery: kubeClient.Discovery(),
@@ -210,7 +216,7 @@ func run(ctx context.Context, opts *options.Options) error {
 }
 
 // controllerConfig is what the controller takes from opts; the Secrets it
-// tracks come from childFactory (see caches.RegisterConfigInformers).
+// tracks come from childFactory (see caches.RegisterSecretInformer).
 func controllerConfig(opts *options.Options, childFactory kubeinformers.SharedInformerFactory) Config {
 	var secrets coreinformers.SecretInformer
 	if opts.TrackSecrets {

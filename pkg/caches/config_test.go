@@ -66,7 +66,7 @@ func TestConfigCacheHoldsNoValue(t *testing.T) {
 	secretIn := &corev1.Secret{ObjectMeta: meta, Type: corev1.SecretTypeOpaque, Data: map[string][]byte{"password": []byte("s3cret")}}
 	cached := func(obj any) *Packed {
 		t.Helper()
-		p, err := Transform(obj)
+		p, err := ChildKinds().Transform(obj)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -140,11 +140,11 @@ func TestConfigTransformIsIdempotent(t *testing.T) {
 		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "token", Namespace: "ns", UID: "u2", ResourceVersion: "8"},
 			Data: map[string][]byte{"token": []byte("s3cret")}},
 	} {
-		once, err := Transform(obj)
+		once, err := ChildKinds().Transform(obj)
 		if err != nil {
 			t.Fatal(err)
 		}
-		twice, err := Transform(once)
+		twice, err := ChildKinds().Transform(once)
 		if err != nil {
 			t.Fatal(err)
 		}

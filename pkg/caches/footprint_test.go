@@ -65,7 +65,7 @@ func BenchmarkCachedFootprint(b *testing.B) {
 			transform func(any) (any, error)
 		}{
 			{"whole", func(obj any) (any, error) { return obj, nil }},
-			{"cached", Transform},
+			{"cached", ChildKinds().Transform},
 		} {
 			b.Run(shape.name+"/"+cached.name, func(b *testing.B) {
 				var alloc, inuse float64

@@ -5,11 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	appsv1 "k8s.io/api/apps/v1"
-	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
-	networkingv1 "k8s.io/api/networking/v1"
-	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -17,11 +13,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
 	kubeinformers "k8s.io/client-go/informers"
-	appsinformers "k8s.io/client-go/informers/apps/v1"
-	autoscalinginformers "k8s.io/client-go/informers/autoscaling/v2"
-	coreinformers "k8s.io/client-go/informers/core/v1"
-	networkinginformers "k8s.io/client-go/informers/networking/v1"
-	policyinformers "k8s.io/client-go/informers/policy/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
@@ -34,25 +25,24 @@ import (
 	"deployobject.dev/controller/pkg/identity"
 )
 
-// NewInformerFactories returns the factories of the controller's informers,
-// which decide what the caches hold: every DeployObject in the watched
-// namespaces, resynced every resync period; only the children
-// (Deployments, Services, ServiceAccounts, PodDisruptionBudgets,
-// HorizontalPodAutoscalers, Ingresses, NetworkPolicies) that carry the controller's managed-by label,
+// NewInformers returns the controller's informers, which decide what the
+// caches hold: every DeployObject in the watched namespaces, resynced every
+// resync period; of each kind of ChildKinds what its row lists (only
+// objects carrying the controller's managed-by label, but every ConfigMap),
 // never resynced (the handlers drop child resyncs anyway); all trimmed by
-// Transform. A kind no DeployObject asks for costs an empty cache and one
-// watch, nothing per DeployObject.
+// their transform. A kind no DeployObject asks for costs an empty cache and
+// one watch, nothing per DeployObject.
 //
-// The informers are registered here without the namespace index that the
+// The informers are registered without the namespace index that the
 // generated ones add: the controller only ever reads by key, and at 10,000
 // DeployObjects dropping them saved about 3 MiB of heap in use. The one
 // indexes it needs are added by their users: of DeployObjects by the
-// ConfigMaps and Secrets their pods use by trackConfig, of ServiceAccounts
-// by their controller by NewController. InformersOf returns these.
+// ConfigMaps and Secrets their pods use by configrollout.Track, of
+// ServiceAccounts and ConfigMaps by their controller by their rows.
 //
 // Each informer carries id's name, under which client-go reports its
 // metrics (see NamedInformers).
-func NewInformerFactories(kubeClient kubernetes.Interface, client clientset.Interface, namespace string, resync time.Duration, id NamedInformers) (informers.SharedInformerFactory, kubeinformers.SharedInformerFactory) {
+func NewInformers(kubeClient kubernetes.Interface, client clientset.Interface, namespace string, resync time.Duration, id NamedInformers) (Informers, error) {
 	dobjFactory := informers.NewSharedInformerFactoryWithOptions(client, resync,
 		informers.WithNamespace(namespace),
 		informers.WithTransform(Transform))
@@ -61,38 +51,20 @@ func NewInformerFactories(kubeClient kubernetes.Interface, client clientset.Inte
 		return id.informer(c, &appv1.DeployObject{}, appv1.SchemeGroupVersion.WithResource("deployobjects"), resync, listWatch(l.List, l.Watch, nil))
 	})
 
+	kinds := ChildKinds()
 	childFactory := kubeinformers.NewSharedInformerFactoryWithOptions(kubeClient, 0,
 		kubeinformers.WithNamespace(namespace),
-		kubeinformers.WithTransform(Transform))
-	childFactory.InformerFor(&appsv1.Deployment{}, func(c kubernetes.Interface, resync time.Duration) cache.SharedIndexInformer {
-		l := c.AppsV1().Deployments(namespace)
-		return id.informer(c, &appsv1.Deployment{}, appsv1.SchemeGroupVersion.WithResource("deployments"), resync, listWatch(l.List, l.Watch, managedOnly))
-	})
-	childFactory.InformerFor(&corev1.Service{}, func(c kubernetes.Interface, resync time.Duration) cache.SharedIndexInformer {
-		l := c.CoreV1().Services(namespace)
-		return id.informer(c, &corev1.Service{}, corev1.SchemeGroupVersion.WithResource("services"), resync, listWatch(l.List, l.Watch, managedOnly))
-	})
-	childFactory.InformerFor(&policyv1.PodDisruptionBudget{}, func(c kubernetes.Interface, resync time.Duration) cache.SharedIndexInformer {
-		l := c.PolicyV1().PodDisruptionBudgets(namespace)
-		return id.informer(c, &policyv1.PodDisruptionBudget{}, policyv1.SchemeGroupVersion.WithResource("poddisruptionbudgets"), resync, listWatch(l.List, l.Watch, managedOnly))
-	})
-	childFactory.InformerFor(&autoscalingv2.HorizontalPodAutoscaler{}, func(c kubernetes.Interface, resync time.Duration) cache.SharedIndexInformer {
-		l := c.AutoscalingV2().HorizontalPodAutoscalers(namespace)
-		return id.informer(c, &autoscalingv2.HorizontalPodAutoscaler{}, autoscalingv2.SchemeGroupVersion.WithResource("horizontalpodautoscalers"), resync, listWatch(l.List, l.Watch, managedOnly))
-	})
-	childFactory.InformerFor(&networkingv1.Ingress{}, func(c kubernetes.Interface, resync time.Duration) cache.SharedIndexInformer {
-		l := c.NetworkingV1().Ingresses(namespace)
-		return id.informer(c, &networkingv1.Ingress{}, networkingv1.SchemeGroupVersion.WithResource("ingresses"), resync, listWatch(l.List, l.Watch, managedOnly))
-	})
-	childFactory.InformerFor(&networkingv1.NetworkPolicy{}, func(c kubernetes.Interface, resync time.Duration) cache.SharedIndexInformer {
-		l := c.NetworkingV1().NetworkPolicies(namespace)
-		return id.informer(c, &networkingv1.NetworkPolicy{}, networkingv1.SchemeGroupVersion.WithResource("networkpolicies"), resync, listWatch(l.List, l.Watch, managedOnly))
-	})
-	childFactory.InformerFor(&corev1.ServiceAccount{}, func(c kubernetes.Interface, resync time.Duration) cache.SharedIndexInformer {
-		l := c.CoreV1().ServiceAccounts(namespace)
-		return id.informer(c, &corev1.ServiceAccount{}, corev1.SchemeGroupVersion.WithResource("serviceaccounts"), resync, listWatch(l.List, l.Watch, managedOnly))
-	})
-	return dobjFactory, childFactory
+		kubeinformers.WithTransform(kinds.Transform))
+	children, err := registerKinds(kinds, childFactory, namespace, id)
+	if err != nil {
+		return Informers{}, err
+	}
+	return Informers{
+		DeployObjectFactory: dobjFactory,
+		ChildFactory:        childFactory,
+		DeployObjects:       dobjFactory.App().V1().DeployObjects(),
+		Children:            children,
+	}, nil
 }
 
 // managedOnly restricts a child informer's list and watch to objects with
@@ -168,54 +140,27 @@ func listWatch[L runtime.Object](list func(context.Context, metav1.ListOptions) 
 	}
 }
 
-// RegisterConfigInformers adds to childFactory the ConfigMap informer and,
-// with secrets (--track-secrets), the Secret informer. Unlike the children,
-// they watch every object of the watched namespaces: a DeployObject may
-// use any ConfigMap. What they cache is per-key hashes of the values (see
-// slimConfigMap), so unrelated objects cost little memory and no value is
-// ever held. The typed accessors ConfigMaps() and Secrets() return these.
-func RegisterConfigInformers(childFactory kubeinformers.SharedInformerFactory, namespace string, secrets bool, id NamedInformers) {
-	childFactory.InformerFor(&corev1.ConfigMap{}, func(c kubernetes.Interface, resync time.Duration) cache.SharedIndexInformer {
-		l := c.CoreV1().ConfigMaps(namespace)
-		return id.informer(c, &corev1.ConfigMap{}, corev1.SchemeGroupVersion.WithResource("configmaps"), resync, listWatch(l.List, l.Watch, nil))
+// RegisterSecretInformer adds to childFactory the Secret informer, for
+// --track-secrets. Unlike the children, it watches every object of the
+// watched namespaces: a DeployObject may use any Secret. What it caches is
+// per-key hashes of the values (see slimSecret), so unrelated objects cost
+// little memory and no value is ever held. The typed accessor Secrets()
+// returns it.
+func RegisterSecretInformer(childFactory kubeinformers.SharedInformerFactory, namespace string, id NamedInformers) {
+	childFactory.InformerFor(&corev1.Secret{}, func(c kubernetes.Interface, resync time.Duration) cache.SharedIndexInformer {
+		l := c.CoreV1().Secrets(namespace)
+		return id.informer(c, &corev1.Secret{}, corev1.SchemeGroupVersion.WithResource("secrets"), resync, listWatch(l.List, l.Watch, nil))
 	})
-	if secrets {
-		childFactory.InformerFor(&corev1.Secret{}, func(c kubernetes.Interface, resync time.Duration) cache.SharedIndexInformer {
-			l := c.CoreV1().Secrets(namespace)
-			return id.informer(c, &corev1.Secret{}, corev1.SchemeGroupVersion.WithResource("secrets"), resync, listWatch(l.List, l.Watch, nil))
-		})
-	}
 }
 
-// Informers are the informers of the DeployObjects and of their children
-// that NewInformerFactories registers.
+// Informers are the controller's informers, as NewInformers makes them.
 type Informers struct {
-	DeployObjects   appinformers.DeployObjectInformer
-	Deployments     appsinformers.DeploymentInformer
-	Services        coreinformers.ServiceInformer
-	ServiceAccounts coreinformers.ServiceAccountInformer
-	// ConfigMaps holds every ConfigMap (see RegisterConfigInformers).
-	ConfigMaps      coreinformers.ConfigMapInformer
-	PDBs            policyinformers.PodDisruptionBudgetInformer
-	HPAs            autoscalinginformers.HorizontalPodAutoscalerInformer
-	Ingresses       networkinginformers.IngressInformer
-	NetworkPolicies networkinginformers.NetworkPolicyInformer
-}
-
-// InformersOf returns the informers of dobjFactory and childFactory, as
-// NewInformerFactories and RegisterConfigInformers made them.
-func InformersOf(dobjFactory informers.SharedInformerFactory, childFactory kubeinformers.SharedInformerFactory) Informers {
-	return Informers{
-		DeployObjects:   dobjFactory.App().V1().DeployObjects(),
-		Deployments:     childFactory.Apps().V1().Deployments(),
-		Services:        childFactory.Core().V1().Services(),
-		ServiceAccounts: childFactory.Core().V1().ServiceAccounts(),
-		ConfigMaps:      childFactory.Core().V1().ConfigMaps(),
-		PDBs:            childFactory.Policy().V1().PodDisruptionBudgets(),
-		HPAs:            childFactory.Autoscaling().V2().HorizontalPodAutoscalers(),
-		Ingresses:       childFactory.Networking().V1().Ingresses(),
-		NetworkPolicies: childFactory.Networking().V1().NetworkPolicies(),
-	}
+	// The factories start the informers.
+	DeployObjectFactory informers.SharedInformerFactory
+	ChildFactory        kubeinformers.SharedInformerFactory
+	DeployObjects       appinformers.DeployObjectInformer
+	// Children are the informers of ChildKinds.
+	Children ChildCaches
 }
 
 // ControllerIndex is the name of the index of children by the DeployObject

@@ -2,6 +2,8 @@ package caches
 
 import (
 	"context"
+	"maps"
+	"slices"
 	"testing"
 	"time"
 
@@ -27,9 +29,10 @@ import (
 )
 
 // TestInformerFactories: the typed accessors return the informers
-// NewInformerFactories registers, which list children by the managed-by
-// label (so the children of others are not cached), cache trimmed objects,
-// keep no indexes, and report client-go's informer metrics under their name.
+// NewInformers registers, which list children by the managed-by label (so
+// the children of others are not cached), cache trimmed objects, keep no
+// indexes but the ControllerIndex of ServiceAccounts, and report
+// client-go's informer metrics under their name.
 func TestInformerFactories(t *testing.T) {
 	dobj := testobjects.NewDeployObject(testobjects.WithBudget, testobjects.WithAutoscaling, testobjects.WithIngress, testobjects.WithNetworkPolicy, testobjects.WithServiceAccount)
 	dobj.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "kubectl"}}
@@ -64,7 +67,11 @@ func TestInformerFactories(t *testing.T) {
 	defer name.Release()
 	reg := prometheus.NewRegistry()
 	id := NamedInformers{name, metrics.NewInformerMetrics(reg)}
-	dobjFactory, childFactory := NewInformerFactories(kubeClient, client, metav1.NamespaceAll, time.Hour, id)
+	inf, err := NewInformers(kubeClient, client, metav1.NamespaceAll, time.Hour, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dobjFactory, childFactory := inf.DeployObjectFactory, inf.ChildFactory
 	informers := map[string]cache.SharedIndexInformer{
 		"deployobjects":            dobjFactory.App().V1().DeployObjects().Informer(),
 		"deployments":              childFactory.Apps().V1().Deployments().Informer(),
@@ -92,8 +99,13 @@ func TestInformerFactories(t *testing.T) {
 		if !cache.WaitForCacheSync(ctx.Done(), inf.HasSynced) {
 			t.Fatalf("%s did not sync", name)
 		}
-		if idx := inf.GetIndexer().GetIndexers(); len(idx) != 0 {
-			t.Errorf("%s keeps indexes %v", name, idx)
+		// The one index is that of the children a sync cannot name.
+		var want []string
+		if name == "serviceaccounts" {
+			want = []string{ControllerIndex}
+		}
+		if idx := slices.Sorted(maps.Keys(inf.GetIndexer().GetIndexers())); !slices.Equal(idx, want) {
+			t.Errorf("%s keeps indexes %v, want %v", name, idx, want)
 		}
 		objs := inf.GetStore().List()
 		if len(objs) != 1 {

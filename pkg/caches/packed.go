@@ -133,6 +133,9 @@ func NewPackedLister[T any, P interface {
 // listers' Get does: a NotFound error for an object the cache lacks.
 func (l PackedLister[T, P]) In(namespace string) func(name string) (P, error) {
 	return func(name string) (P, error) {
+		if l.indexer == nil {
+			return nil, l.noCache()
+		}
 		item, exists, err := l.indexer.GetByKey(cache.ObjectName{Namespace: namespace, Name: name}.String())
 		if err != nil {
 			return nil, err
@@ -168,6 +171,9 @@ func (l PackedLister[T, P]) unpack(p *Packed) (P, error) {
 // ControlledBy decodes the objects the DeployObject namespace/name
 // controls; the cache must have the ControllerIndex.
 func (l PackedLister[T, P]) ControlledBy(namespace, name string) ([]P, error) {
+	if l.indexer == nil {
+		return nil, l.noCache()
+	}
 	items, err := l.indexer.ByIndex(ControllerIndex, cache.ObjectName{Namespace: namespace, Name: name}.String())
 	if err != nil {
 		return nil, fmt.Errorf("reading the %s that %s/%s controls from the cache: %w", l.resource, namespace, name, err)
@@ -178,6 +184,9 @@ func (l PackedLister[T, P]) ControlledBy(namespace, name string) ([]P, error) {
 // List decodes every object the cache holds, for the rare pass over all of
 // them (a start-up); a sync reads one object with In.
 func (l PackedLister[T, P]) List() ([]P, error) {
+	if l.indexer == nil {
+		return nil, l.noCache()
+	}
 	return l.decode(l.indexer.List())
 }
 
@@ -195,4 +204,10 @@ func (l PackedLister[T, P]) decode(items []any) ([]P, error) {
 		out = append(out, obj)
 	}
 	return out, nil
+}
+
+// noCache is the error of a lister of a kind its caches lack (see
+// ListerOf): a kind missing from ChildKinds.
+func (l PackedLister[T, P]) noCache() error {
+	return fmt.Errorf("no cache of %s: the kind is not in the table of kinds", l.resource)
 }

@@ -117,11 +117,11 @@ func TestPackedListerControlledBy(t *testing.T) {
 // already in the cache to the transform again; they must come out as they
 // went in.
 func TestPackedObjectsPassTheTransformUnchanged(t *testing.T) {
-	p, err := Transform(testobjects.LiveDeployment(testobjects.NewDeployObject()))
+	p, err := ChildKinds().Transform(testobjects.LiveDeployment(testobjects.NewDeployObject()))
 	if err != nil {
 		t.Fatal(err)
 	}
-	again, err := Transform(p)
+	again, err := ChildKinds().Transform(p)
 	if err != nil || again != p {
 		t.Errorf("transform of a packed object: %v, %v", again, err)
 	}
@@ -130,7 +130,7 @@ func TestPackedObjectsPassTheTransformUnchanged(t *testing.T) {
 // TestPackedDeepCopyIsIndependent: client-go's cache mutation detector
 // compares the cache with deep copies taken when objects entered it.
 func TestPackedDeepCopyIsIndependent(t *testing.T) {
-	obj, err := Transform(testobjects.LiveDeployment(testobjects.NewDeployObject()))
+	obj, err := ChildKinds().Transform(testobjects.LiveDeployment(testobjects.NewDeployObject()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -154,7 +154,7 @@ func TestPackedDeepCopyIsIndependent(t *testing.T) {
 // watch-list consistency detector, which compares what it returns for
 // cached and listed objects and so must see their encodings differ.
 func TestPackedMetadataAsClientGoReadsIt(t *testing.T) {
-	obj, err := Transform(testobjects.LiveDeployment(testobjects.NewDeployObject()))
+	obj, err := ChildKinds().Transform(testobjects.LiveDeployment(testobjects.NewDeployObject()))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,11 +1,7 @@
 package caches
 
 import (
-	appsv1 "k8s.io/api/apps/v1"
-	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
-	networkingv1 "k8s.io/api/networking/v1"
-	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
@@ -32,30 +28,17 @@ import (
 // own name in its labels and owner references at its name: decoded, every
 // object holds its own copy of each.
 
-// Transform dispatches on the type the informer delivers; anything
-// else (tombstones are not transformed) passes unchanged.
+// Transform is the transform of the informers of the objects that are
+// not rows of ChildKinds (whose transforms Kinds.Transform dispatches to):
+// DeployObjects, Secrets, the Gateway API routes and the monitors. It
+// dispatches on the type the informer delivers; anything else (tombstones
+// are not transformed) passes unchanged.
 func Transform(obj any) (any, error) {
 	switch o := obj.(type) {
 	case *appv1.DeployObject:
 		return slimDeployObject(o), nil
-	case *appsv1.Deployment:
-		return pack(children.SlimDeployment(o))
-	case *corev1.Service:
-		return pack(children.SlimService(o))
-	case *policyv1.PodDisruptionBudget:
-		return pack(children.SlimPDB(o))
-	case *autoscalingv2.HorizontalPodAutoscaler:
-		return pack(children.SlimHPA(o))
-	case *corev1.ServiceAccount:
-		return pack(children.SlimServiceAccount(o))
-	case *corev1.ConfigMap:
-		return slimConfigMap(o)
 	case *corev1.Secret:
 		return slimSecret(o)
-	case *networkingv1.Ingress:
-		return pack(children.SlimIngress(o))
-	case *networkingv1.NetworkPolicy:
-		return pack(children.SlimNetworkPolicy(o))
 	case *gatewayv1.HTTPRoute:
 		return children.SlimHTTPRoute(o), nil
 	case *gatewayv1.GRPCRoute:

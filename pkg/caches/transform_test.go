@@ -110,7 +110,7 @@ func TestTransformKeepsDeployObjectSpecAndStatus(t *testing.T) {
 	dobj.Annotations = map[string]string{"kubectl.kubernetes.io/last-applied-configuration": "{...}"}
 	dobj.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "kubectl"}}
 	want := dobj.DeepCopy()
-	got, err := Transform(dobj)
+	got, err := ChildKinds().Transform(dobj)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,7 +121,7 @@ func TestTransformKeepsDeployObjectSpecAndStatus(t *testing.T) {
 	if !testobjects.EqualObjects(d.Spec, want.Spec) || !testobjects.EqualObjects(d.Status, want.Status) || d.UID != want.UID || d.Generation != want.Generation {
 		t.Error("the transform changed what the controller reads")
 	}
-	if other, _ := Transform("tombstone"); other != "tombstone" {
+	if other, _ := ChildKinds().Transform("tombstone"); other != "tombstone" {
 		t.Error("unknown objects must pass unchanged")
 	}
 }
@@ -136,8 +136,8 @@ func TestTransformCachesListedAndWatchedAlike(t *testing.T) {
 	watched.TypeMeta = metav1.TypeMeta{}
 	listed := watched.DeepCopy()
 	listed.TypeMeta = metav1.TypeMeta{APIVersion: appv1.SchemeGroupVersion.String(), Kind: "DeployObject"}
-	a, _ := Transform(listed)
-	b, _ := Transform(watched)
+	a, _ := ChildKinds().Transform(listed)
+	b, _ := ChildKinds().Transform(watched)
 	if !reflect.DeepEqual(a, b) {
 		t.Errorf("listed and watched DeployObjects are cached differently:\n%+v\n%+v", a, b)
 	}
@@ -147,16 +147,16 @@ func TestTransformCachesListedAndWatchedAlike(t *testing.T) {
 	route := testobjects.LiveGRPCRoute(testobjects.NewDeployObject(testobjects.WithGRPCRoute))
 	listedRoute := route.DeepCopy()
 	listedRoute.TypeMeta = metav1.TypeMeta{APIVersion: gatewayv1.SchemeGroupVersion.String(), Kind: "GRPCRoute"}
-	a, _ = Transform(listedRoute)
-	b, _ = Transform(route)
+	a, _ = ChildKinds().Transform(listedRoute)
+	b, _ = ChildKinds().Transform(route)
 	if !reflect.DeepEqual(a, b) {
 		t.Errorf("listed and watched GRPCRoutes are cached differently:\n%+v\n%+v", a, b)
 	}
 	httpRoute := testobjects.LiveHTTPRoute(testobjects.NewDeployObject(testobjects.WithHTTPRoute))
 	listedHTTPRoute := httpRoute.DeepCopy()
 	listedHTTPRoute.TypeMeta = metav1.TypeMeta{APIVersion: gatewayv1.SchemeGroupVersion.String(), Kind: "HTTPRoute"}
-	a, _ = Transform(listedHTTPRoute)
-	b, _ = Transform(httpRoute)
+	a, _ = ChildKinds().Transform(listedHTTPRoute)
+	b, _ = ChildKinds().Transform(httpRoute)
 	if !reflect.DeepEqual(a, b) {
 		t.Errorf("listed and watched HTTPRoutes are cached differently:\n%+v\n%+v", a, b)
 	}
@@ -183,7 +183,7 @@ func TestTransformSharesStrings(t *testing.T) {
 	}
 	transformed := func(obj any) any {
 		t.Helper()
-		out, err := Transform(obj)
+		out, err := ChildKinds().Transform(obj)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -263,7 +263,7 @@ func throughCache[T any, P interface {
 // mustAdd puts obj into indexer as the informers do, through Transform.
 func mustAdd(t *testing.T, indexer cache.Indexer, obj any) {
 	t.Helper()
-	obj, err := Transform(obj)
+	obj, err := ChildKinds().Transform(obj)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -26,7 +26,7 @@ func TestConfigHashOfCachedObjects(t *testing.T) {
 		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "cfg", Namespace: "apps"}, Data: map[string]string{"level": "info"}},
 		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "creds", Namespace: "apps", UID: "u1"}, Data: map[string][]byte{"password": []byte("s3cret")}},
 	} {
-		cached, err := caches.Transform(obj)
+		cached, err := caches.ChildKinds().Transform(obj)
 		if err != nil {
 			t.Fatal(err)
 		}

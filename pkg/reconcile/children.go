@@ -26,18 +26,10 @@ type Children struct {
 	// Client re-reads a DeployObject before a child is adopted.
 	Client clientset.Interface
 
-	// The caches hold packed objects (see pkg/caches/packed.go).
-	Deployments caches.PackedLister[appsv1.Deployment, *appsv1.Deployment]
-	Services    caches.PackedLister[corev1.Service, *corev1.Service]
-	// ServiceAccounts and ConfigMaps are indexed by their DeployObject;
-	// ConfigMaps holds every ConfigMap, as hashes of its values (see
-	// pkg/caches/config.go).
-	ServiceAccounts caches.PackedLister[corev1.ServiceAccount, *corev1.ServiceAccount]
-	ConfigMaps      caches.PackedLister[corev1.ConfigMap, *corev1.ConfigMap]
-	PDBs            caches.PackedLister[policyv1.PodDisruptionBudget, *policyv1.PodDisruptionBudget]
-	HPAs            caches.PackedLister[autoscalingv2.HorizontalPodAutoscaler, *autoscalingv2.HorizontalPodAutoscaler]
-	Ingresses       caches.PackedLister[networkingv1.Ingress, *networkingv1.Ingress]
-	Policies        caches.PackedLister[networkingv1.NetworkPolicy, *networkingv1.NetworkPolicy]
+	// Caches are those of caches.ChildKinds; the caches hold packed
+	// objects (see pkg/caches/packed.go), ConfigMaps every ConfigMap as
+	// hashes of its values (see pkg/caches/config.go).
+	Caches caches.ChildCaches
 	// Gateway holds the HTTPRoute and GRPCRoute caches once the cluster
 	// serves them.
 	Gateway *caches.GatewayRoutes
@@ -152,7 +144,7 @@ func (p *pass) service(ctx context.Context) error {
 	var action string
 	var err error
 	p.out.Service, action, err = children.SyncOptional(ctx, p.dobj, children.WantsService(p.dobj), children.DesiredService(p.dobj),
-		children.ServiceOps(p.Services.In(ns), p.KubeClient.CoreV1().Services(ns), p.recheckOwner))
+		children.ServiceOps(caches.ListerOf[corev1.Service](p.Caches).In(ns), p.KubeClient.CoreV1().Services(ns), p.recheckOwner))
 	return p.record("Service", action, err)
 }
 
@@ -161,7 +153,7 @@ func (p *pass) pdb(ctx context.Context) error {
 	var action string
 	var err error
 	p.out.PDB, action, err = children.SyncOptional(ctx, p.dobj, children.WantsDisruptionBudget(p.dobj), children.DesiredPDB(p.dobj),
-		children.UpdatedOps(children.KindPDB, p.PDBs.In(ns), p.KubeClient.PolicyV1().PodDisruptionBudgets(ns), children.MergePDB, p.recheckOwner))
+		children.UpdatedOps(children.KindPDB, caches.ListerOf[policyv1.PodDisruptionBudget](p.Caches).In(ns), p.KubeClient.PolicyV1().PodDisruptionBudgets(ns), children.MergePDB, p.recheckOwner))
 	return p.record(children.KindPDB, action, err)
 }
 
@@ -173,7 +165,7 @@ func (p *pass) hpa(ctx context.Context) error {
 	}
 	var action string
 	p.out.HPA, action, err = children.SyncOptional(ctx, p.dobj, children.WantsAutoscaling(p.dobj), desired,
-		children.UpdatedOps(children.KindHPA, p.HPAs.In(ns), p.KubeClient.AutoscalingV2().HorizontalPodAutoscalers(ns), children.MergeHPA, p.recheckOwner))
+		children.UpdatedOps(children.KindHPA, caches.ListerOf[autoscalingv2.HorizontalPodAutoscaler](p.Caches).In(ns), p.KubeClient.AutoscalingV2().HorizontalPodAutoscalers(ns), children.MergeHPA, p.recheckOwner))
 	return p.record(children.KindHPA, action, err)
 }
 
@@ -182,6 +174,6 @@ func (p *pass) networkPolicy(ctx context.Context) error {
 	var action string
 	var err error
 	p.out.NetworkPolicy, action, err = children.SyncOptional(ctx, p.dobj, children.WantsNetworkPolicy(p.dobj), children.DesiredNetworkPolicy(p.dobj),
-		children.UpdatedOps(children.KindNetworkPolicy, p.Policies.In(ns), p.KubeClient.NetworkingV1().NetworkPolicies(ns), children.MergeNetworkPolicy, p.recheckOwner))
+		children.UpdatedOps(children.KindNetworkPolicy, caches.ListerOf[networkingv1.NetworkPolicy](p.Caches).In(ns), p.KubeClient.NetworkingV1().NetworkPolicies(ns), children.MergeNetworkPolicy, p.recheckOwner))
 	return p.record(children.KindNetworkPolicy, action, err)
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -12,6 +13,7 @@ import (
 	"k8s.io/klog/v2"
 
 	appv1 "deployobject.dev/controller/pkg/apis/app/v1"
+	"deployobject.dev/controller/pkg/caches"
 	"deployobject.dev/controller/pkg/children"
 	"deployobject.dev/controller/pkg/configrollout"
 	"deployobject.dev/controller/pkg/identity"
@@ -32,7 +34,7 @@ func (p *pass) serviceAccount(ctx context.Context) error {
 	var action string
 	var err error
 	p.out.ServiceAccount, action, err = children.Sync(ctx, p.dobj, children.DesiredServiceAccount(p.dobj),
-		children.UpdatedOps(children.KindServiceAccount, p.ServiceAccounts.In(ns), p.KubeClient.CoreV1().ServiceAccounts(ns), children.MergeServiceAccount, p.recheckOwner))
+		children.UpdatedOps(children.KindServiceAccount, caches.ListerOf[corev1.ServiceAccount](p.Caches).In(ns), p.KubeClient.CoreV1().ServiceAccounts(ns), children.MergeServiceAccount, p.recheckOwner))
 	if err := p.record(children.KindServiceAccount, action, err); err != nil {
 		return err
 	}
@@ -50,7 +52,7 @@ func (p *pass) files(ctx context.Context) error {
 	ns := p.dobj.Namespace
 	p.filesName = desired.Name
 	files, action, err := children.Sync(ctx, p.dobj, desired,
-		children.UpdatedOps(children.KindFilesConfigMap, p.ConfigMaps.In(ns), p.KubeClient.CoreV1().ConfigMaps(ns), children.MergeFilesConfigMap, p.recheckOwner))
+		children.UpdatedOps(children.KindFilesConfigMap, caches.ListerOf[corev1.ConfigMap](p.Caches).In(ns), p.KubeClient.CoreV1().ConfigMaps(ns), children.MergeFilesConfigMap, p.recheckOwner))
 	if err := p.record(children.KindFilesConfigMap, action, err); err != nil {
 		return err
 	}
@@ -77,7 +79,7 @@ func (p *pass) deployment(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	p.cachedDeployment, p.cachedErr = p.Deployments.In(dobj.Namespace)(dobj.Name)
+	p.cachedDeployment, p.cachedErr = caches.ListerOf[appsv1.Deployment](p.Caches).In(dobj.Namespace)(dobj.Name)
 	if p.prerequisite != "" {
 		klog.FromContext(ctx).V(2).Info("The Deployment waits for what its pods need", "missing", p.prerequisite)
 		if p.cachedControlled() {
@@ -212,7 +214,7 @@ func (p *pass) superseded(ctx context.Context) error {
 		return nil
 	}
 	dobj, d := p.dobj, p.cachedDeployment
-	accounts, err := p.ServiceAccounts.ControlledBy(dobj.Namespace, dobj.Name)
+	accounts, err := caches.ListerOf[corev1.ServiceAccount](p.Caches).ControlledBy(dobj.Namespace, dobj.Name)
 	if err != nil {
 		return err
 	}
@@ -220,7 +222,7 @@ func (p *pass) superseded(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	files, err := p.ConfigMaps.ControlledBy(dobj.Namespace, dobj.Name)
+	files, err := caches.ListerOf[corev1.ConfigMap](p.Caches).ControlledBy(dobj.Namespace, dobj.Name)
 	if err != nil {
 		return err
 	}

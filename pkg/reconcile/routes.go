@@ -4,10 +4,12 @@ import (
 	"context"
 	"fmt"
 
+	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	appv1 "deployobject.dev/controller/pkg/apis/app/v1"
+	"deployobject.dev/controller/pkg/caches"
 	"deployobject.dev/controller/pkg/children"
 )
 
@@ -18,7 +20,7 @@ import (
 
 func (p *pass) ingress(ctx context.Context) error {
 	dobj, ns := p.dobj, p.dobj.Namespace
-	if kept := keptRoute(dobj, children.WantsGatewayRoute(dobj), children.KindIngress, p.Ingresses.In(ns), func() bool {
+	if kept := keptRoute(dobj, children.WantsGatewayRoute(dobj), children.KindIngress, caches.ListerOf[networkingv1.Ingress](p.Caches).In(ns), func() bool {
 		return children.KeepsIngress(dobj, p.gatewayRouteAccepted())
 	}); kept != "" {
 		p.out.KeptRoute = kept
@@ -27,7 +29,7 @@ func (p *pass) ingress(ctx context.Context) error {
 	var action string
 	var err error
 	p.out.Ingress, action, err = children.SyncOptional(ctx, dobj, children.WantsIngress(dobj), children.DesiredIngress(dobj),
-		children.UpdatedOps(children.KindIngress, p.Ingresses.In(ns), p.KubeClient.NetworkingV1().Ingresses(ns), children.MergeIngress, p.recheckOwner))
+		children.UpdatedOps(children.KindIngress, caches.ListerOf[networkingv1.Ingress](p.Caches).In(ns), p.KubeClient.NetworkingV1().Ingresses(ns), children.MergeIngress, p.recheckOwner))
 	return p.record(children.KindIngress, action, err)
 }
 
