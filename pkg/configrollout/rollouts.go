@@ -10,6 +10,7 @@ import (
 
 	appv1 "deployobject.dev/controller/pkg/apis/app/v1"
 	"deployobject.dev/controller/pkg/children"
+	"deployobject.dev/controller/pkg/identity"
 )
 
 // Rollouts decides what configuration makes of each Deployment write: held
@@ -108,7 +109,7 @@ func (r *Rollouts) Adopt(list func() ([]*appsv1.Deployment, error)) ([]cache.Obj
 	var adopted []cache.ObjectName
 	for _, d := range deployments {
 		owner := metav1.GetControllerOf(d)
-		if d.Annotations[appv1.AnnotationLimitedRollout] == "" || owner == nil || owner.Kind != "DeployObject" || children.RolloutDone(d) {
+		if d.Annotations[appv1.AnnotationLimitedRollout] == "" || owner == nil || owner.Kind != identity.DeployObjectKind.Kind || children.RolloutDone(d) {
 			continue
 		}
 		key := cache.ObjectName{Namespace: d.Namespace, Name: owner.Name}
