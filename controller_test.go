@@ -194,7 +194,7 @@ func (f *fixture) newController(ctx context.Context) *Controller {
 	}
 	f.recorder = events.NewFakeRecorder(10)
 
-	inf, err := caches.NewInformers(f.kubeClient, f.client, metav1.NamespaceAll, 0, caches.NamedInformers{})
+	inf, err := caches.NewInformers(f.kubeClient, f.client, caches.Scope{}, 0, caches.NamedInformers{})
 	if err != nil {
 		f.t.Fatal(err)
 	}

@@ -106,7 +106,7 @@ func signalContext() context.Context {
 
 func run(ctx context.Context, opts *options.Options) error {
 	logger := klog.FromContext(ctx)
-	logger.Info("Starting", "version", version, "namespace", namespaceOrAll(opts.Namespace), "workers", opts.Workers, "trackSecrets", opts.TrackSecrets)
+	logger.Info("Starting", "version", version, "namespace", namespaceOrAll(opts.Namespace), "labelSelector", opts.WatchLabelSelector, "workers", opts.Workers, "trackSecrets", opts.TrackSecrets)
 
 	cfg, inCluster, err := restConfig(opts)
 	if err != nil {
@@ -132,7 +132,7 @@ func run(ctx context.Context, opts *options.Options) error {
 		return fmt.Errorf("naming the informers: %w", err)
 	}
 	defer informerName.Release()
-	inf, err := caches.NewInformers(kubeClient, client, opts.Namespace, opts.ResyncPeriod, caches.NamedInformers{Name: informerName, Metrics: controllerMetrics.Informers})
+	inf, err := caches.NewInformers(kubeClient, client, caches.Scope{Namespace: opts.Namespace, LabelSelector: opts.WatchLabelSelector}, opts.ResyncPeriod, caches.NamedInformers{Name: informerName, Metrics: controllerMetrics.Informers})
 	if err != nil {
 		return err
 	}

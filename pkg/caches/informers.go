@@ -25,13 +25,24 @@ import (
 	"deployobject.dev/controller/pkg/identity"
 )
 
+// Scope is the part of the cluster's DeployObjects one controller
+// reconciles: those in Namespace (every namespace if empty) whose labels
+// match LabelSelector (all if empty).
+type Scope struct {
+	Namespace     string
+	LabelSelector string
+}
+
 // NewInformers returns the controller's informers, which decide what the
-// caches hold: every DeployObject in the watched namespaces, resynced every
+// caches hold: every DeployObject in the scope, resynced every
 // resync period; of each kind of ChildKinds what its row lists (only
 // objects carrying the controller's managed-by label, but every ConfigMap),
 // never resynced (the handlers drop child resyncs anyway); all trimmed by
 // their transform. A kind no DeployObject asks for costs an empty cache and
-// one watch, nothing per DeployObject.
+// one watch, nothing per DeployObject. The label selector applies to
+// DeployObjects only: the children of DeployObjects outside it are cached
+// too (a label selector cannot name their owners), and their events lead to
+// a key the DeployObject cache does not hold, whose sync does nothing.
 //
 // The informers are registered without the namespace index that the
 // generated ones add: the controller only ever reads by key, and at 10,000
@@ -42,13 +53,15 @@ import (
 //
 // Each informer carries id's name, under which client-go reports its
 // metrics (see NamedInformers).
-func NewInformers(kubeClient kubernetes.Interface, client clientset.Interface, namespace string, resync time.Duration, id NamedInformers) (Informers, error) {
+func NewInformers(kubeClient kubernetes.Interface, client clientset.Interface, scope Scope, resync time.Duration, id NamedInformers) (Informers, error) {
+	namespace := scope.Namespace
 	dobjFactory := informers.NewSharedInformerFactoryWithOptions(client, resync,
 		informers.WithNamespace(namespace),
 		informers.WithTransform(Transform))
 	dobjFactory.InformerFor(&appv1.DeployObject{}, func(c clientset.Interface, resync time.Duration) cache.SharedIndexInformer {
 		l := c.AppV1().DeployObjects(namespace)
-		return id.informer(c, &appv1.DeployObject{}, appv1.SchemeGroupVersion.WithResource("deployobjects"), resync, listWatch(l.List, l.Watch, nil))
+		selected := func(o *metav1.ListOptions) { o.LabelSelector = scope.LabelSelector }
+		return id.informer(c, &appv1.DeployObject{}, appv1.SchemeGroupVersion.WithResource("deployobjects"), resync, listWatch(l.List, l.Watch, selected))
 	})
 
 	kinds := ChildKinds()

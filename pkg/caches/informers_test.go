@@ -22,6 +22,7 @@ import (
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 	gatewayfake "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned/fake"
 
+	appv1 "deployobject.dev/controller/pkg/apis/app/v1"
 	"deployobject.dev/controller/pkg/generated/clientset/versioned/fake"
 	"deployobject.dev/controller/pkg/identity"
 	"deployobject.dev/controller/pkg/metrics"
@@ -29,8 +30,9 @@ import (
 )
 
 // TestInformerFactories: the typed accessors return the informers
-// NewInformers registers, which list children by the managed-by label (so
-// the children of others are not cached), cache trimmed objects, keep no
+// NewInformers registers, which list DeployObjects by the scope's label
+// selector and children by the managed-by label (so the children of others
+// are not cached), cache trimmed objects, keep no
 // indexes but the ControllerIndex of ServiceAccounts, and report
 // client-go's informer metrics under their name.
 func TestInformerFactories(t *testing.T) {
@@ -55,7 +57,8 @@ func TestInformerFactories(t *testing.T) {
 		&policyv1.PodDisruptionBudget{ObjectMeta: theirs}, &autoscalingv2.HorizontalPodAutoscaler{ObjectMeta: theirs},
 		&networkingv1.Ingress{ObjectMeta: theirs}, &networkingv1.NetworkPolicy{ObjectMeta: theirs},
 		&corev1.ServiceAccount{ObjectMeta: theirs})
-	client := fake.NewSimpleClientset(dobj)
+	dobj.Labels = map[string]string{"shard": "a"}
+	client := fake.NewSimpleClientset(dobj, &appv1.DeployObject{ObjectMeta: metav1.ObjectMeta{Name: "other-shard", Namespace: dobj.Namespace, Labels: map[string]string{"shard": "b"}}})
 	gatewayClient := gatewayfake.NewClientset(route, &gatewayv1.HTTPRoute{ObjectMeta: theirs})
 
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -67,7 +70,7 @@ func TestInformerFactories(t *testing.T) {
 	defer name.Release()
 	reg := prometheus.NewRegistry()
 	id := NamedInformers{name, metrics.NewInformerMetrics(reg)}
-	inf, err := NewInformers(kubeClient, client, metav1.NamespaceAll, time.Hour, id)
+	inf, err := NewInformers(kubeClient, client, Scope{LabelSelector: "shard=a"}, time.Hour, id)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -154,7 +157,7 @@ func TestInformerFactories(t *testing.T) {
 		{kubeClient.Actions(), "ingresses", managed},
 		{kubeClient.Actions(), "networkpolicies", managed},
 		{gatewayClient.Actions(), "httproutes", managed},
-		{client.Actions(), "deployobjects", ""},
+		{client.Actions(), "deployobjects", "shard=a"},
 	} {
 		found := false
 		for _, a := range want.actions {

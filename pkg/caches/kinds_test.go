@@ -32,7 +32,7 @@ import (
 // listed whole (a DeployObject may use any).
 func TestChildCaches(t *testing.T) {
 	kubeClient := k8sfake.NewClientset()
-	inf, err := NewInformers(kubeClient, fake.NewSimpleClientset(), metav1.NamespaceAll, 0, NamedInformers{})
+	inf, err := NewInformers(kubeClient, fake.NewSimpleClientset(), Scope{}, 0, NamedInformers{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,7 +97,7 @@ func TestChildCaches(t *testing.T) {
 // TestListerOfKindWithoutCache: reading a kind the caches lack fails, and
 // not as NotFound, which a sync would take for a child to create.
 func TestListerOfKindWithoutCache(t *testing.T) {
-	inf, err := NewInformers(k8sfake.NewClientset(), fake.NewSimpleClientset(), metav1.NamespaceAll, 0, NamedInformers{})
+	inf, err := NewInformers(k8sfake.NewClientset(), fake.NewSimpleClientset(), Scope{}, 0, NamedInformers{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
+	"k8s.io/apimachinery/pkg/labels"
 	cliflag "k8s.io/component-base/cli/flag"
 	"k8s.io/component-base/featuregate"
 	logsapi "k8s.io/component-base/logs/api/v1"
@@ -56,6 +57,9 @@ type Options struct {
 	Help         bool
 	Logs         *logsapi.LoggingConfiguration
 	Features     featuregate.MutableVersionedFeatureGate
+	// WatchLabelSelector restricts the DeployObjects reconciled to those
+	// whose labels match it.
+	WatchLabelSelector string
 
 	LeaderElect    optionalBool
 	LeaseDuration  time.Duration
@@ -96,6 +100,7 @@ func newOptions() (*Options, cliflag.NamedFlagSets, error) {
 
 	fs := fss.FlagSet("controller")
 	fs.StringVar(&o.Namespace, "namespace", "", "Watch DeployObjects in this namespace only. Empty watches all namespaces.")
+	fs.StringVar(&o.WatchLabelSelector, "watch-label-selector", "", "Reconcile only the DeployObjects whose labels match this selector (kubectl's -l syntax), so that several instances of the controller can share a cluster, each with its own part of the DeployObjects: shard=a on one, shard!=a on another. The children of the others are never touched. Empty reconciles all.")
 	fs.IntVar(&o.Workers, "workers", 16, "Number of DeployObjects synced in parallel.")
 	fs.DurationVar(&o.ResyncPeriod, "resync-period", 10*time.Minute, "How often every DeployObject is re-checked against its children even without events. 0 disables.")
 	fs.DurationVar(&o.ChildBatch, "child-event-batch-period", time.Second, "How long changes to a Deployment or Service are collected before its DeployObject is synced, so that a rollout's burst of status changes costs one status write. 0 syncs at once.")
@@ -216,6 +221,9 @@ func (o *Options) Validate() error {
 	}
 	if o.LeaseName == "" {
 		errs = append(errs, errors.New("--leader-elect-resource-name must not be empty"))
+	}
+	if _, err := labels.Parse(o.WatchLabelSelector); err != nil {
+		errs = append(errs, fmt.Errorf("--watch-label-selector: %w", err))
 	}
 	if o.CacheSyncTimeout <= 0 {
 		errs = append(errs, errors.New("--cache-sync-timeout must be positive"))

@@ -15,13 +15,13 @@ import (
 func TestParseFlags(t *testing.T) {
 	o, _, err := Parse([]string{"--kube-api-qps=50.5", "--leader-elect", "-v=3", "--logging-format=json",
 		"--pod-security-profile=restricted", "--resync-period=1m", "--namespace", "team-a",
-		"--track-secrets", "--max-concurrent-config-rollouts=3", "--config-rollout-delay=1s"})
+		"--watch-label-selector=shard notin (b),!canary", "--track-secrets", "--max-concurrent-config-rollouts=3", "--config-rollout-delay=1s"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if o.QPS != 50.5 || !o.LeaderElect.Value(false) || o.Logs.Verbosity != 3 || o.Logs.Format != "json" ||
 		o.PodSecurity != PodSecurityRestricted || o.ResyncPeriod != time.Minute || o.Namespace != "team-a" ||
-		!o.TrackSecrets || o.MaxConfigRollouts != 3 || o.ConfigRolloutDelay != time.Second {
+		o.WatchLabelSelector != "shard notin (b),!canary" || !o.TrackSecrets || o.MaxConfigRollouts != 3 || o.ConfigRolloutDelay != time.Second {
 		t.Errorf("parsed %+v", o)
 	}
 	if err := o.Validate(); err != nil {
@@ -33,7 +33,7 @@ func TestParseFlags(t *testing.T) {
 		t.Fatal(err)
 	}
 	if d.LeaderElect.set || d.QPS != 200 || d.Burst != 400 || d.Workers != 16 || d.Logs.Format != "text" || d.PodSecurity != PodSecurityNone ||
-		d.TrackSecrets || d.MaxConfigRollouts != 10 || d.ConfigRolloutDelay != 5*time.Second ||
+		d.TrackSecrets || d.WatchLabelSelector != "" || d.MaxConfigRollouts != 10 || d.ConfigRolloutDelay != 5*time.Second ||
 		d.ContentType != ContentTypeProtobuf || d.MetricsAddr != ":8443" || !d.MetricsSecure {
 		t.Errorf("defaults %+v", d)
 	}
@@ -42,6 +42,7 @@ func TestParseFlags(t *testing.T) {
 		{"--max-concurrent-config-rollouts=-1"},
 		{"--config-rollout-delay=-1s"},
 		{"--cache-sync-timeout=0"},
+		{"--watch-label-selector=shard in a"},
 	} {
 		o, _, err := Parse(args)
 		if err != nil {

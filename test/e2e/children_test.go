@@ -29,11 +29,13 @@ import (
 // short so that a test can wait for resyncs.
 const childrenResync = 4 * time.Second
 
-// startChildrenController runs a controller of the test's own for ns, with
-// a short resync, in place of the shared one.
+// startChildrenController runs a controller of the test's own for ns, a
+// namespace of newOwnNamespace, with a short resync.
 func startChildrenController(t *testing.T, ns string) *controllerProcess {
 	t.Helper()
-	withoutSharedController(t)
+	if _, own := ownNamespaces.Load(ns); !own {
+		t.Fatalf("namespace %s is the shared controller's too: make it with newOwnNamespace", ns)
+	}
 	p, err := startController("children", "--namespace="+ns, "--resync-period="+childrenResync.String())
 	if err != nil {
 		t.Fatal(err)
@@ -135,7 +137,8 @@ func expectOnlyRefusedCreates(t *testing.T, ns, resource, name string) {
 // foreign PodDisruptionBudget of the same name is reported and never
 // touched.
 func TestDisruptionBudget(t *testing.T) {
-	ns := newNamespace(t)
+	t.Parallel()
+	ns := newOwnNamespace(t)
 	p := startChildrenController(t, ns)
 	pdbs := env.kube.PolicyV1().PodDisruptionBudgets(ns)
 
@@ -219,7 +222,8 @@ func TestDisruptionBudget(t *testing.T) {
 // scale subresource as it does, since a metrics-driven decision cannot
 // happen here.
 func TestAutoscaling(t *testing.T) {
-	ns := newNamespace(t)
+	t.Parallel()
+	ns := newOwnNamespace(t)
 	p := startChildrenController(t, ns)
 	hpas := env.kube.AutoscalingV2().HorizontalPodAutoscalers(ns)
 
@@ -355,7 +359,8 @@ func TestAutoscaling(t *testing.T) {
 // across resyncs and across a restart; and removing the metrics returns
 // the autoscaler to the CPU-only spec an object without metrics gets.
 func TestAutoscalingMetrics(t *testing.T) {
-	ns := newNamespace(t)
+	t.Parallel()
+	ns := newOwnNamespace(t)
 	p := startChildrenController(t, ns)
 	hpas := env.kube.AutoscalingV2().HorizontalPodAutoscalers(ns)
 

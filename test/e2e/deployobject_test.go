@@ -39,6 +39,9 @@ func newDO(ns, name string, mutate ...func(*appv1.DeployObject)) *appv1.DeployOb
 			Ports:    []appv1.Port{{Name: "http", ContainerPort: 8080, ServicePort: ptr.To[int32](80)}},
 		},
 	}
+	if _, own := ownNamespaces.Load(ns); own {
+		d.Labels = map[string]string{ownControllerLabel: "true"}
+	}
 	for _, m := range mutate {
 		m(d)
 	}

@@ -145,13 +145,13 @@ func checkExactChildren(t *testing.T, ns string) {
 // while DeployObjects are being created, restarting it each time, and checks
 // that the end state is exact.
 func TestCrashWhileCreating(t *testing.T) {
+	t.Parallel()
 	n := 500
 	if v, err := strconv.Atoi(os.Getenv("E2E_CRASH_OBJECTS")); err == nil && v > 0 {
 		n = v
 	}
-	ns := newNamespace(t)
-	withoutSharedController(t)
-	p, err := startController("crash")
+	ns := newOwnNamespace(t)
+	p, err := startController("crash", "--namespace="+ns)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -169,7 +169,7 @@ func TestCrashWhileCreating(t *testing.T) {
 			t.Fatal(err)
 		}
 		kills++
-		if p, err = startController(fmt.Sprintf("crash-%d", kills)); err != nil {
+		if p, err = startController(fmt.Sprintf("crash-%d", kills), "--namespace="+ns); err != nil {
 			t.Fatal(err)
 		}
 		select {

@@ -14,11 +14,14 @@
 // asserts only what it finds there (its objects, its events, the audit log
 // filtered by its namespace), calls t.Parallel(): Go runs those together,
 // after every serial test has finished, as many at once as -parallel allows
-// (hack/e2e.sh sets it). A test stays serial when it reads or changes what
-// the whole process or cluster shares: the shared controller's counters or
-// log read for errors, cluster-scoped objects (the CRD, ClusterRoles, CRDs of
-// other projects, nodes), the API server itself, or when it stops the shared
-// controller to run one of its own (withoutSharedController).
+// (hack/e2e.sh sets it). A test that needs a controller of its own (other
+// flags, restarts, kills) runs it with --namespace in a namespace of
+// newOwnNamespace, which the shared controller leaves alone, and is parallel
+// too. A test stays serial when it reads or changes what the whole process
+// or cluster shares: the shared controller's counters or log read for
+// errors, cluster-scoped objects (the CRD, ClusterRoles, CRDs of other
+// projects, nodes), the API server itself, or DeployObjects it does not make
+// with newDO while it runs a controller of its own (withoutSharedController).
 package e2e
 
 import (
@@ -82,7 +85,18 @@ const sharedResync = 30 * time.Second
 // sharedArgs are the flags of the shared controller. It tracks Secrets, so
 // that TestConfigRollouts can show a Secret change rolling out, and gives
 // missing configuration a short grace.
-var sharedArgs = []string{"--resync-period=" + sharedResync.String(), "--track-secrets", "--config-missing-grace-period=" + sharedConfigGrace.String()}
+var sharedArgs = []string{"--resync-period=" + sharedResync.String(), "--track-secrets", "--config-missing-grace-period=" + sharedConfigGrace.String(),
+	"--watch-label-selector=!" + ownControllerLabel}
+
+// ownControllerLabel marks the DeployObjects of a test that runs a
+// controller of its own for its namespace (newOwnNamespace): the shared
+// controller's --watch-label-selector leaves them to it, so that the test
+// needs no withoutSharedController and can run in parallel with others.
+const ownControllerLabel = "e2e.deployobject.dev/own-controller"
+
+// ownNamespaces holds the namespaces of newOwnNamespace, whose DeployObjects
+// newDO labels with ownControllerLabel.
+var ownNamespaces sync.Map
 
 // sharedConfigGrace is the shared controller's
 // --config-missing-grace-period, short so that tests see it end.
@@ -130,6 +144,16 @@ func detectorReport() (fired []string, summary string) {
 	}
 	summary = fmt.Sprintf("%d controllers started, %d with the cache mutation detector on; %d watch-list consistency checks", len(launchedLogs.paths), mutation, consistency)
 	return fired, summary
+}
+
+// newOwnNamespace is newNamespace for a test that runs a controller of its
+// own with --namespace: the DeployObjects newDO makes for it carry
+// ownControllerLabel, which the shared controller does not reconcile.
+func newOwnNamespace(t *testing.T) string {
+	t.Helper()
+	ns := newNamespace(t)
+	ownNamespaces.Store(ns, true)
+	return ns
 }
 
 // withoutSharedController stops the shared controller for the rest of the

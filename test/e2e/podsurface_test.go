@@ -137,8 +137,8 @@ func allWrites(t *testing.T, ns string, since time.Time) map[string]int {
 // each optional field from the spec removes it from the Deployment, while
 // what others added stays.
 func TestPodSurface(t *testing.T) {
-	withoutSharedController(t)
-	ns := newNamespace(t)
+	t.Parallel()
+	ns := newOwnNamespace(t)
 	pc := podSurfaceObjects(t, ns)
 	args := []string{"--namespace=" + ns, "--resync-period=4s"}
 	p, err := startController("podsurface", args...)
@@ -278,8 +278,8 @@ func TestPodSurface(t *testing.T) {
 // DeployObject becomes Ready in a namespace that enforces Pod Security
 // "restricted"; without it, its pods are refused.
 func TestRestrictedProfile(t *testing.T) {
-	withoutSharedController(t)
-	ns := newNamespace(t)
+	t.Parallel()
+	ns := newOwnNamespace(t)
 	if out, err := kubectl("label", "namespace", ns, "pod-security.kubernetes.io/enforce=restricted"); err != nil {
 		t.Fatalf("%v: %s", err, out)
 	}

@@ -239,8 +239,8 @@ func checkCanI(t *testing.T, user string, cases []canICase) {
 // after the leader is killed with SIGKILL (the lease must expire) and after
 // it is stopped with SIGTERM (it releases the lease).
 func TestLeaderElectionHandover(t *testing.T) {
-	ns := newNamespace(t)
-	withoutSharedController(t)
+	t.Parallel()
+	ns := newOwnNamespace(t)
 	args := []string{"--leader-elect=true", "--leader-elect-resource-namespace=" + ns, "--namespace=" + ns}
 	a, err := startController("leader-a", args...)
 	if err != nil {
@@ -357,9 +357,9 @@ func TestMetricsAndProbes(t *testing.T) {
 // a slow client. It must start no new sync, exit 0 soon, and release the
 // lease.
 func TestShutdownUnderBacklog(t *testing.T) {
-	ns := newNamespace(t)
+	t.Parallel()
+	ns := newOwnNamespace(t)
 	const n = 300
-	withoutSharedController(t)
 	createMany(t, ns, "b", n, 8)
 	p, err := startController("backlog", "--leader-elect=true", "--leader-elect-resource-namespace="+ns, "--namespace="+ns,
 		"--workers=1", "--kube-api-qps=20", "--kube-api-burst=1")

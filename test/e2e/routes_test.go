@@ -52,7 +52,8 @@ func waitRouteConditionGone(t *testing.T, ns, name string) {
 // drift is undone; a foreign Ingress of the same name is reported and never
 // written; removing the route removes the Ingress.
 func TestRoutesIngress(t *testing.T) {
-	ns := newNamespace(t)
+	t.Parallel()
+	ns := newOwnNamespace(t)
 	p := startChildrenController(t, ns)
 	ingresses := env.kube.NetworkingV1().Ingresses(ns)
 
@@ -182,7 +183,7 @@ func playGateway(t *testing.T, routes gatewayclient.Interface, ns, name string, 
 // steady state costs no write; drift is undone; a foreign HTTPRoute is
 // never written; removing the route removes the HTTPRoute.
 func TestRoutesHTTPRoute(t *testing.T) {
-	ns := newNamespace(t)
+	ns := newOwnNamespace(t)
 	routes := gatewayclient.NewForConfigOrDie(env.cfg).GatewayV1().HTTPRoutes(ns)
 	gateway := gatewayclient.NewForConfigOrDie(env.cfg)
 	withoutCRDs := !gatewayAPIServed(t)

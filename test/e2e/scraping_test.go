@@ -127,7 +127,7 @@ func endpoint(t *testing.T, m *unstructured.Unstructured, field string) map[stri
 // the ServiceMonitor; removing spec.monitoring deletes the PodMonitor and
 // the condition.
 func TestScraping(t *testing.T) {
-	ns := newNamespace(t)
+	ns := newOwnNamespace(t)
 	withoutCRDs := !monitoringServed(t)
 	p := startChildrenController(t, ns)
 
