@@ -17,7 +17,8 @@
 // (hack/e2e.sh sets it). A test that needs a controller of its own (other
 // flags, restarts, kills) runs it with --namespace in a namespace of
 // newOwnNamespace, which the shared controller leaves alone, and is parallel
-// too. A test stays serial when it reads or changes what the whole process
+// too. A test whose first part must run alone (before cluster-scoped CRDs
+// are installed, say) calls t.Parallel() once that part is done. A test stays serial when it reads or changes what the whole process
 // or cluster shares: the shared controller's counters or log read for
 // errors, cluster-scoped objects (the CRD, ClusterRoles, CRDs of other
 // projects, nodes), the API server itself, or DeployObjects it does not make

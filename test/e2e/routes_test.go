@@ -220,6 +220,9 @@ func TestRoutesHTTPRoute(t *testing.T) {
 		}
 		t.Log(reason)
 	}
+	// The rest reads only this namespace: it runs beside the parallel
+	// tests, once the serial ones are done.
+	t.Parallel()
 
 	var route *gatewayv1.HTTPRoute
 	// The controller asks discovery every 20 s.

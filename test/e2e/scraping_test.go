@@ -153,6 +153,9 @@ func TestScraping(t *testing.T) {
 		}
 		t.Log(reason)
 	}
+	// The rest reads only this namespace: it runs beside the parallel
+	// tests, once the serial ones are done.
+	t.Parallel()
 
 	// The controller asks discovery every 20 s.
 	sm := waitMonitor(t, children.ServiceMonitorResource, ns, "web", 2*timeout)
