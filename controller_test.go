@@ -3402,3 +3402,123 @@ func syncRefusingMonitor(t *testing.T, refusal error) (*Controller, []core.Actio
 func (f *fixture) unlistedMonitor(m *unstructured.Unstructured) {
 	f.unlistedMonitors = append(f.unlistedMonitors, m)
 }
+
+// TestSyncAdoptsOrphansOfEveryKind: after `kubectl delete dobj
+// --cascade=orphan` the garbage collector removes the ownerReferences and
+// leaves the labels; the DeployObject applied again (a new UID) adopts
+// every kind of child, as the caches hold them, with one conditional
+// merge patch each, and none is a conflict.
+func TestSyncAdoptsOrphansOfEveryKind(t *testing.T) {
+	flags := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "flags", Namespace: testobjects.NewDeployObject().Namespace}, Data: map[string]string{"flags.json": "{}"}}
+	for _, tc := range []struct {
+		name   string
+		mutate []func(*appv1.DeployObject)
+		want   []string
+	}{
+		{"typed kinds, Ingress and ServiceMonitor",
+			[]func(*appv1.DeployObject){testobjects.WithServiceAccount, testobjects.WithFiles, testobjects.WithBudget, testobjects.WithAutoscaling,
+				testobjects.WithNetworkPolicy, testobjects.WithIngress, testobjects.WithServiceMonitor},
+			[]string{"serviceaccounts", "configmaps", "deployments", "services", "poddisruptionbudgets", "horizontalpodautoscalers", "networkpolicies", "ingresses", "servicemonitors"}},
+		{"HTTPRoute with its https redirect",
+			[]func(*appv1.DeployObject){testobjects.WithFiles, testobjects.WithHTTPSRedirect},
+			[]string{"configmaps", "deployments", "services", "httproutes", "httproutes"}},
+		{"GRPCRoute and PodMonitor",
+			[]func(*appv1.DeployObject){testobjects.WithGRPCRoute, testobjects.WithPodMonitor},
+			[]string{"deployments", "services", "grpcroutes", "podmonitors"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t)
+			f.gatewayAPI, f.monitoring = true, true
+			dobj := testobjects.NewDeployObject(tc.mutate...)
+			f.withLiveChildren(dobj)
+			if cm := testobjects.LiveFilesConfigMap(dobj, 0); cm != nil {
+				f.configMaps = []*corev1.ConfigMap{flags, cm}
+			}
+			if p := testobjects.LiveNetworkPolicy(dobj); p != nil {
+				f.policies = []*networkingv1.NetworkPolicy{p}
+			}
+			if i := testobjects.LiveIngress(dobj); i != nil {
+				f.ingresses = []*networkingv1.Ingress{i}
+			}
+			for _, r := range []*gatewayv1.HTTPRoute{testobjects.LiveHTTPRoute(dobj), testobjects.LiveHTTPSRedirect(dobj)} {
+				if r != nil {
+					f.httpRoutes = append(f.httpRoutes, r)
+				}
+			}
+			if r := testobjects.LiveGRPCRoute(dobj); r != nil {
+				f.grpcRoutes = []*gatewayv1.GRPCRoute{r}
+			}
+			if m := testobjects.LiveMonitor(dobj, children.MonitorKind(dobj)); m != nil {
+				f.monitors = []*unstructured.Unstructured{m}
+			}
+			var orphans []metav1.Object
+			for _, obj := range f.children() {
+				if o := obj.(metav1.Object); o.GetName() != flags.Name {
+					orphans = append(orphans, o)
+				}
+			}
+			for _, r := range f.httpRoutes {
+				orphans = append(orphans, r)
+			}
+			for _, r := range f.grpcRoutes {
+				orphans = append(orphans, r)
+			}
+			for _, m := range f.monitors {
+				orphans = append(orphans, m)
+			}
+			for _, o := range orphans {
+				o.SetOwnerReferences(nil)
+			}
+			// The DeployObject applied again is a new object.
+			dobj.UID, dobj.Status = "uid-web-again", appv1.DeployObjectStatus{}
+
+			actions, err := f.sync()
+			if err != nil {
+				t.Fatalf("sync: %v, want every child adopted", err)
+			}
+			var adopted []string
+			for _, a := range actions {
+				switch r := a.GetResource().Resource; r {
+				case "deployobjects":
+				default:
+					p, ok := a.(core.PatchAction)
+					if !ok || p.GetPatchType() != types.MergePatchType {
+						t.Errorf("%s %s, want only adoption patches of the children", a.GetVerb(), r)
+						continue
+					}
+					var patch struct {
+						Metadata metav1.ObjectMeta `json:"metadata"`
+					}
+					if err := yamlOrJSON(p.GetPatch(), &patch); err != nil {
+						t.Fatal(err)
+					}
+					if !metav1.IsControlledBy(&patch.Metadata, dobj) || patch.Metadata.ResourceVersion == "" {
+						t.Errorf("%s patch %s, want the new DeployObject as controller, at the cached resourceVersion", r, p.GetPatch())
+					}
+					adopted = append(adopted, r)
+				}
+			}
+			if !slices.Equal(adopted, tc.want) {
+				t.Errorf("adopted %v, want %v", adopted, tc.want)
+			}
+			if r := readyOf(t, statusWrite(t, actions)); r.Reason == appv1.ReasonResourceConflict {
+				t.Errorf("Ready = %+v after adopting every child", r)
+			}
+		})
+	}
+}
+
+// statusWrite is the one status write among actions.
+func statusWrite(t *testing.T, actions []core.Action) core.Action {
+	t.Helper()
+	var found []core.Action
+	for _, a := range actions {
+		if a.GetResource().Resource == "deployobjects" && a.GetSubresource() == "status" {
+			found = append(found, a)
+		}
+	}
+	if len(found) != 1 {
+		t.Fatalf("%d status writes in %s, want one", len(found), describe(actions))
+	}
+	return found[0]
+}

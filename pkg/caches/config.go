@@ -37,8 +37,8 @@ func ValueHash(salt string, value []byte) []byte {
 // binaryData for a ConfigMap (its data keys join its binaryData keys: the
 // API server refuses a key in both) and in data for a Secret. A read
 // returns that object with the packed identity (see PackedLister); the
-// controller's own ConfigMaps of inline files keep their owners, labels
-// and age besides. Equal bytes are equal hashes
+// controller's own ConfigMaps of inline files, and the orphans carrying its
+// managed-by label, keep their owners, labels and age besides. Equal bytes are equal hashes
 // (the encoding sorts the keys), which is how updateConfig tells a data
 // change from any other.
 //
@@ -57,21 +57,32 @@ func slimConfigMap(cm *corev1.ConfigMap) (*Packed, error) {
 		hashes[k] = ValueHash("", v)
 	}
 	packed := &corev1.ConfigMap{BinaryData: hashes}
-	var owners []metav1.OwnerReference
-	if ref := metav1.GetControllerOfNoCopy(cm); ref != nil && ref.Kind == identity.DeployObjectKind.Kind && ref.APIVersion == appv1.SchemeGroupVersion.String() {
-		// The controller's own ConfigMaps of inline files: which
-		// DeployObject they belong to, and their age, tell which may be
-		// deleted (see children.SupersededFilesConfigMaps); their labels,
-		// whether they are in line. Told by the owner, not the labels,
-		// which someone may remove: the sync puts them back.
-		packed.CreationTimestamp, packed.Labels = cm.CreationTimestamp, cm.Labels
-		owners = cm.OwnerReferences
+	ref := metav1.GetControllerOfNoCopy(cm)
+	ours := ref != nil && ref.Kind == identity.DeployObjectKind.Kind && ref.APIVersion == appv1.SchemeGroupVersion.String()
+	orphan := ref == nil && cm.Labels[identity.ManagedByLabel] == identity.ManagedByValue
+	if !ours && !orphan {
+		return packHashes(cm.ObjectMeta, packed)
 	}
+	// The controller's own ConfigMaps of inline files: which DeployObject
+	// they belong to, and their age, tell which may be deleted (see
+	// children.SupersededFilesConfigMaps); their labels, whether they are
+	// in line. Told by the owner, not the labels, which someone may
+	// remove: the sync puts them back. And an orphan with the managed-by
+	// label, as `kubectl delete --cascade=orphan` of its DeployObject
+	// leaves it: its labels tell which DeployObject may adopt it, to the
+	// sync (children.Sync) and to the event handlers (Packed.Labels, as
+	// pack keeps them), and its other owners stay in the adoption patch.
+	// Both are rare among the ConfigMaps of a namespace; the others'
+	// owners and labels are never read.
+	packed.CreationTimestamp, packed.Labels = cm.CreationTimestamp, cm.Labels
 	p, err := packHashes(cm.ObjectMeta, packed)
 	if err != nil {
 		return nil, err
 	}
-	p.OwnerReferences = owners
+	p.OwnerReferences = cm.OwnerReferences
+	if orphan {
+		p.Labels = cm.Labels
+	}
 	return p, nil
 }
 

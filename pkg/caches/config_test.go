@@ -16,6 +16,7 @@ import (
 
 	appv1 "deployobject.dev/controller/pkg/apis/app/v1"
 	"deployobject.dev/controller/pkg/children"
+	"deployobject.dev/controller/pkg/identity"
 	"deployobject.dev/controller/pkg/testobjects"
 )
 
@@ -44,14 +45,21 @@ func TestFilesConfigMapKeepsItsOwner(t *testing.T) {
 	if got := throughCache(t, unlabelled, corev1.Resource("configmaps"), NewPackedLister[corev1.ConfigMap]); !equality.Semantic.DeepEqual(got.OwnerReferences, cm.OwnerReferences) {
 		t.Errorf("an unlabelled files ConfigMap lost its owner in the cache: %v", got.OwnerReferences)
 	}
-	// Anyone else's ConfigMap with the same labels, owned by something
-	// else or by nothing, keeps no owner and no label.
-	for _, owners := range [][]metav1.OwnerReference{nil, {{APIVersion: "apps/v1", Kind: "Deployment", Name: "web", UID: "u", Controller: ptr.To(true)}}} {
-		foreign := cm.DeepCopy()
-		foreign.OwnerReferences = owners
-		if got := throughCache(t, foreign, corev1.Resource("configmaps"), NewPackedLister[corev1.ConfigMap]); got.OwnerReferences != nil || got.Labels != nil {
-			t.Errorf("a ConfigMap the controller did not make keeps %v, %v", got.OwnerReferences, got.Labels)
-		}
+	// Anyone else's ConfigMap with the same labels, controlled by
+	// something else, keeps no owner and no label: it is no orphan to
+	// adopt. (An orphan, controlled by nothing, keeps both: see
+	// TestOrphansKeepWhatAdoptionReads.)
+	foreign := cm.DeepCopy()
+	foreign.OwnerReferences = []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "Deployment", Name: "web", UID: "u", Controller: ptr.To(true)}}
+	if got := throughCache(t, foreign, corev1.Resource("configmaps"), NewPackedLister[corev1.ConfigMap]); got.OwnerReferences != nil || got.Labels != nil {
+		t.Errorf("a ConfigMap another controller controls keeps %v, %v", got.OwnerReferences, got.Labels)
+	}
+	// Nor does one controlled by nothing without the managed-by label.
+	unmanaged := cm.DeepCopy()
+	unmanaged.OwnerReferences = nil
+	delete(unmanaged.Labels, identity.ManagedByLabel)
+	if got := throughCache(t, unmanaged, corev1.Resource("configmaps"), NewPackedLister[corev1.ConfigMap]); got.OwnerReferences != nil || got.Labels != nil {
+		t.Errorf("a ConfigMap without the managed-by label keeps %v, %v", got.OwnerReferences, got.Labels)
 	}
 }
 

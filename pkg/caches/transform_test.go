@@ -2,14 +2,21 @@ package caches
 
 import (
 	"encoding/json"
+	"fmt"
+	"maps"
 	"reflect"
 	"testing"
 	"unsafe"
 
 	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/utils/ptr"
@@ -17,6 +24,7 @@ import (
 
 	appv1 "deployobject.dev/controller/pkg/apis/app/v1"
 	"deployobject.dev/controller/pkg/children"
+	"deployobject.dev/controller/pkg/identity"
 	"deployobject.dev/controller/pkg/status"
 	"deployobject.dev/controller/pkg/testobjects"
 )
@@ -277,4 +285,94 @@ func mustAdd(t *testing.T, indexer cache.Indexer, obj any) {
 func inSync(dobj *appv1.DeployObject) *appv1.DeployObject {
 	dobj.Status = status.Compute(dobj, status.Outcome{Deployment: testobjects.LiveDeployment(dobj), Service: testobjects.LiveService(dobj), PDB: testobjects.LivePDB(dobj), HPA: testobjects.LiveHPA(dobj), DeploymentHash: testobjects.MustHash(dobj)}, testobjects.Earlier)
 	return dobj
+}
+
+// TestOrphansKeepWhatAdoptionReads: after `kubectl delete --cascade=orphan`
+// of a DeployObject, the garbage collector removes its ownerReferences
+// from every child and leaves the labels. For every kind of child, the
+// cache of such an orphan keeps what adopting it reads: the labels that
+// make it adoptable (children.Sync), the owners that remain, which the
+// adoption patch keeps, and the resourceVersion it is conditional on; and
+// the metadata the event handlers read carries the labels, which name the
+// DeployObject that would adopt it.
+func TestOrphansKeepWhatAdoptionReads(t *testing.T) {
+	keep := metav1.OwnerReference{APIVersion: "v1", Kind: "ConfigMap", Name: "keep", UID: "uid-keep"}
+	packedRead := func(obj metav1.Object) metav1.Object {
+		t.Helper()
+		switch o := obj.(type) {
+		case *appsv1.Deployment:
+			return throughCache(t, o, appsv1.Resource("deployments"), NewPackedLister[appsv1.Deployment])
+		case *corev1.Service:
+			return throughCache(t, o, corev1.Resource("services"), NewPackedLister[corev1.Service])
+		case *corev1.ServiceAccount:
+			return throughCache(t, o, corev1.Resource("serviceaccounts"), NewPackedLister[corev1.ServiceAccount])
+		case *corev1.ConfigMap:
+			return throughCache(t, o, corev1.Resource("configmaps"), NewPackedLister[corev1.ConfigMap])
+		case *policyv1.PodDisruptionBudget:
+			return throughCache(t, o, policyv1.Resource("poddisruptionbudgets"), NewPackedLister[policyv1.PodDisruptionBudget])
+		case *autoscalingv2.HorizontalPodAutoscaler:
+			return throughCache(t, o, autoscalingv2.Resource("horizontalpodautoscalers"), NewPackedLister[autoscalingv2.HorizontalPodAutoscaler])
+		case *networkingv1.NetworkPolicy:
+			return throughCache(t, o, networkingv1.Resource("networkpolicies"), NewPackedLister[networkingv1.NetworkPolicy])
+		case *networkingv1.Ingress:
+			return throughCache(t, o, networkingv1.Resource("ingresses"), NewPackedLister[networkingv1.Ingress])
+		}
+		// The discovered kinds (routes, monitors) are cached as Transform
+		// leaves them.
+		cached, err := Transform(obj)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cached.(metav1.Object)
+	}
+	dobj := testobjects.NewDeployObject(testobjects.WithServiceAccount, testobjects.WithFiles, testobjects.WithBudget,
+		testobjects.WithAutoscaling, testobjects.WithNetworkPolicy, testobjects.WithHTTPSRedirect, testobjects.WithServiceMonitor)
+	withIngress := testobjects.NewDeployObject(testobjects.WithIngress)
+	withGRPC := testobjects.NewDeployObject(testobjects.WithGRPCRoute, testobjects.WithPodMonitor)
+	for _, child := range []metav1.Object{
+		testobjects.LiveDeployment(dobj),
+		testobjects.LiveService(dobj),
+		testobjects.LiveServiceAccount(dobj),
+		testobjects.LiveFilesConfigMap(dobj, 0),
+		testobjects.LivePDB(dobj),
+		testobjects.LiveHPA(dobj),
+		testobjects.LiveNetworkPolicy(dobj),
+		testobjects.LiveIngress(withIngress),
+		testobjects.LiveHTTPRoute(dobj),
+		testobjects.LiveHTTPSRedirect(dobj),
+		testobjects.LiveGRPCRoute(withGRPC),
+		testobjects.LiveMonitor(dobj, children.KindServiceMonitor),
+		testobjects.LiveMonitor(withGRPC, children.KindPodMonitor),
+	} {
+		name := fmt.Sprintf("%T %s", child, child.GetName())
+		child.SetOwnerReferences([]metav1.OwnerReference{keep})
+		labels := maps.Clone(child.GetLabels())
+		if labels[identity.ManagedByLabel] != identity.ManagedByValue || labels[children.NameLabel] == "" {
+			t.Fatalf("%s: the test object lacks the children's labels: %v", name, labels)
+		}
+		rv := child.GetResourceVersion()
+
+		cached, err := ChildKinds().Transform(child.(runtime.Object).DeepCopyObject())
+		if err != nil {
+			t.Fatal(err)
+		}
+		event, err := meta.Accessor(cached)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !maps.Equal(event.GetLabels(), labels) {
+			t.Errorf("%s: the event handlers read the labels %v, want %v", name, event.GetLabels(), labels)
+		}
+
+		got := packedRead(child)
+		if !maps.Equal(got.GetLabels(), labels) {
+			t.Errorf("%s: read back with the labels %v, want %v", name, got.GetLabels(), labels)
+		}
+		if refs := got.GetOwnerReferences(); len(refs) != 1 || refs[0] != keep {
+			t.Errorf("%s: read back with the owners %v, want only %v", name, refs, keep)
+		}
+		if got.GetResourceVersion() != rv {
+			t.Errorf("%s: read back at resourceVersion %q, want %q", name, got.GetResourceVersion(), rv)
+		}
+	}
 }

@@ -16,9 +16,9 @@ import (
 
 // The Service: what the controller asks of it, how a live one is brought in
 // line, and what the cache keeps. The controller owns its labels (not
-// others' labels), type, selector and ports, the spec.service fields the
-// DeployObject sets (recorded in appv1.AnnotationOwnedMetadata) and the
-// keys of spec.service.metadata; clusterIP, nodePorts and everything else
+// others' labels), type, selector and ports, the ports' appProtocols and
+// the spec.service fields the DeployObject sets (recorded in
+// appv1.AnnotationOwnedMetadata) and the keys of spec.service.metadata; clusterIP, nodePorts and everything else
 // belong to the API server or to someone else and are carried over from
 // the live object on update. Its surface is small and fixed, so it is
 // compared field by field and written with an update; a change the API
@@ -59,10 +59,44 @@ func DesiredService(dobj *appv1.DeployObject) *corev1.Service {
 			Ports:    ports,
 		},
 	}
+	owned := appProtocolFields(ports)
+	var metadata *appv1.ChildMetadata
 	if settings := dobj.Spec.Service; settings != nil {
-		withChildMetadata(&svc.ObjectMeta, settings.Metadata, setServiceFields(&svc.Spec, settings)...)
+		metadata = settings.Metadata
+		owned = append(owned, setServiceFields(&svc.Spec, settings)...)
 	}
+	withChildMetadata(&svc.ObjectMeta, metadata, owned...)
 	return svc
+}
+
+// A port's appProtocol is the controller's while the spec sets it, and
+// someone else's otherwise (a mesh or a Gateway controller may set it).
+// Which ports the controller set it on, the record of owned fields (see
+// metadata.go) tells, as for spec.service's fields: when the spec drops
+// it, the next write removes the controller's value, and keeps a value
+// someone else set on a port whose appProtocol the controller never set.
+// managedFields could tell the same, but the cache drops them (see
+// SlimService): the record is in the cache, so that telling whether a
+// Service is in line needs no read. A Service an earlier release wrote
+// has no record of its appProtocols; it gets one with the first write
+// from a spec that sets one, and until then an appProtocol the spec
+// dropped cannot be told from someone else's and is kept.
+
+// appProtocolField is the record's name of the appProtocol of the port
+// named port (port names hold no comma).
+func appProtocolField(port string) string {
+	return "ports[" + port + "].appProtocol"
+}
+
+// appProtocolFields are the record's names of the appProtocols ports set.
+func appProtocolFields(ports []corev1.ServicePort) []string {
+	var fields []string
+	for _, p := range ports {
+		if p.AppProtocol != nil {
+			fields = append(fields, appProtocolField(p.Name))
+		}
+	}
+	return fields
 }
 
 // MergeService returns live with the owned fields of desired applied, and
@@ -109,13 +143,15 @@ func dropFieldsForbiddenByType(s *corev1.Service) {
 }
 
 // servicePortsFor is desired's ports with each port's nodePort, and its
-// appProtocol when desired sets none, carried over by port name from live:
-// updates keep the nodePorts clients already use and the appProtocol
-// someone else set. A ClusterIP Service has no nodePorts, so none are
-// carried over: the API server rejects them there.
+// appProtocol when desired sets none and live's record does not say the
+// controller set it, carried over by port name from live: updates keep the
+// nodePorts clients already use and the appProtocol someone else set. A
+// ClusterIP Service has no nodePorts, so none are carried over: the API
+// server rejects them there.
 func servicePortsFor(live, desired *corev1.Service) []corev1.ServicePort {
 	ports := make([]corev1.ServicePort, len(desired.Spec.Ports))
 	copy(ports, desired.Spec.Ports)
+	owned := ownedFields(live)
 	for i := range ports {
 		for _, lp := range live.Spec.Ports {
 			if lp.Name != ports[i].Name {
@@ -124,7 +160,7 @@ func servicePortsFor(live, desired *corev1.Service) []corev1.ServicePort {
 			if desired.Spec.Type != corev1.ServiceTypeClusterIP {
 				ports[i].NodePort = lp.NodePort
 			}
-			if ports[i].AppProtocol == nil {
+			if ports[i].AppProtocol == nil && !owned[appProtocolField(ports[i].Name)] {
 				ports[i].AppProtocol = lp.AppProtocol
 			}
 			break

@@ -109,41 +109,91 @@ func TestMergeServicePortRenamedGetsNewNodePort(t *testing.T) {
 	}
 }
 
+// TestMergeServiceAppProtocol: a port's appProtocol is the controller's
+// while the spec sets it and until the write that follows the spec's
+// dropping it, which removes it; one someone else set on a port whose
+// appProtocol the controller never set is kept. wrote is the appProtocol
+// the spec set when the controller last wrote the Service (its record of
+// owned fields), live what the port holds now; noRecord is a Service an
+// earlier release wrote, without the record of appProtocols.
 func TestMergeServiceAppProtocol(t *testing.T) {
 	for _, tc := range []struct {
-		name       string
-		svcType    appv1.ServiceType
-		rename     bool
-		live, spec *string
-		want       *string
-		wantChange bool
+		name              string
+		svcType           appv1.ServiceType
+		rename, noRecord  bool
+		wrote, live, spec *string
+		want              *string
+		wantChange        bool
 	}{
 		{name: "neither sets it", wantChange: false},
 		{name: "someone else's is kept", live: ptr.To("kubernetes.io/h2c"), want: ptr.To("kubernetes.io/h2c"), wantChange: false},
 		{name: "someone else's is kept on a NodePort Service", svcType: appv1.ServiceTypeNodePort, live: ptr.To("http"), want: ptr.To("http"), wantChange: false},
 		{name: "the spec's is set", spec: ptr.To("http"), want: ptr.To("http"), wantChange: true},
-		{name: "the spec's replaces drift", live: ptr.To("grpc"), spec: ptr.To("http"), want: ptr.To("http"), wantChange: true},
-		{name: "the spec's in sync", live: ptr.To("http"), spec: ptr.To("http"), want: ptr.To("http"), wantChange: false},
+		{name: "the spec's replaces someone else's", live: ptr.To("grpc"), spec: ptr.To("http"), want: ptr.To("http"), wantChange: true},
+		{name: "the spec's replaces drift", wrote: ptr.To("http"), live: ptr.To("grpc"), spec: ptr.To("http"), want: ptr.To("http"), wantChange: true},
+		{name: "the spec's in sync", wrote: ptr.To("http"), live: ptr.To("http"), spec: ptr.To("http"), want: ptr.To("http"), wantChange: false},
+		{name: "the spec's changed", wrote: ptr.To("kubernetes.io/h2c"), live: ptr.To("kubernetes.io/h2c"), spec: ptr.To("http"), want: ptr.To("http"), wantChange: true},
+		{name: "the controller's, dropped from the spec, is removed", wrote: ptr.To("kubernetes.io/h2c"), live: ptr.To("kubernetes.io/h2c"), wantChange: true},
+		{name: "the controller's, dropped from the spec and drifted, is removed", wrote: ptr.To("kubernetes.io/h2c"), live: ptr.To("http"), wantChange: true},
+		{name: "the controller's, dropped from the spec and already gone", wrote: ptr.To("kubernetes.io/h2c"), wantChange: true},
 		{name: "a renamed port does not inherit it", rename: true, live: ptr.To("http"), wantChange: true},
+		{name: "a renamed port does not inherit the controller's", rename: true, wrote: ptr.To("http"), live: ptr.To("http"), wantChange: true},
+		{name: "written by an earlier release: the record is added", noRecord: true, wrote: ptr.To("http"), live: ptr.To("http"), spec: ptr.To("http"), want: ptr.To("http"), wantChange: true},
+		{name: "written by an earlier release and dropped: not told from someone else's", noRecord: true, wrote: ptr.To("http"), live: ptr.To("http"), want: ptr.To("http"), wantChange: false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			dobj := testobjects.NewDeployObject(func(d *appv1.DeployObject) {
+			withType := func(d *appv1.DeployObject) {
 				if tc.svcType != "" {
 					d.Spec.ServiceType = tc.svcType
 				}
-			})
-			live := testobjects.LiveService(dobj)
+			}
+			live := testobjects.LiveService(testobjects.NewDeployObject(withType, func(d *appv1.DeployObject) { d.Spec.Ports[0].AppProtocol = tc.wrote }))
 			live.Spec.Ports[0].AppProtocol = tc.live
-			dobj.Spec.Ports[0].AppProtocol = tc.spec
+			if tc.noRecord {
+				live.Annotations = nil
+			}
+			dobj := testobjects.NewDeployObject(withType, func(d *appv1.DeployObject) { d.Spec.Ports[0].AppProtocol = tc.spec })
 			if tc.rename {
 				dobj.Spec.Ports[0].Name = "web"
 			}
-			got, changed := children.MergeService(live, children.DesiredService(dobj))
+			desired := children.DesiredService(dobj)
+			got, changed := children.MergeService(live.DeepCopy(), desired)
 			if gotAP := got.Spec.Ports[0].AppProtocol; changed != tc.wantChange || ptr.Deref(gotAP, "<nil>") != ptr.Deref(tc.want, "<nil>") {
 				t.Errorf("changed=%v appProtocol=%s; want %v %s", changed, ptr.Deref(gotAP, "<nil>"), tc.wantChange, ptr.Deref(tc.want, "<nil>"))
 			}
-			if _, again := children.MergeService(got, children.DesiredService(dobj)); again {
+			if _, slimChanged := children.MergeService(children.SlimService(live.DeepCopy()), desired); slimChanged != changed {
+				t.Errorf("as the cache keeps it: changed=%v, whole: %v", slimChanged, changed)
+			}
+			if _, again := children.MergeService(got, desired); again {
 				t.Error("merging the merged Service changes it again")
+			}
+		})
+	}
+}
+
+// TestDesiredServiceRecordsAppProtocols: the record of owned fields lists
+// the ports whose appProtocol the spec sets, beside spec.service's keys
+// and fields; a Service that sets none of them carries no record, as
+// before appProtocols were recorded (no write on upgrade).
+func TestDesiredServiceRecordsAppProtocols(t *testing.T) {
+	twoPorts := func(d *appv1.DeployObject) {
+		d.Spec.Ports = []appv1.Port{{Name: "http", ContainerPort: 8080}, {Name: "grpc", ContainerPort: 9090, AppProtocol: ptr.To("grpc")}}
+	}
+	for _, tc := range []struct {
+		name   string
+		mutate []func(*appv1.DeployObject)
+		want   map[string]string
+	}{
+		{"nothing to record", nil, nil},
+		{"appProtocol of one port", []func(*appv1.DeployObject){twoPorts}, map[string]string{appv1.AnnotationOwnedMetadata: "s:ports[grpc].appProtocol"}},
+		{"with spec.service", []func(*appv1.DeployObject){twoPorts, withService(appv1.ServiceTypeClusterIP, appv1.ServiceSettings{
+			InternalTrafficPolicy: ptr.To(corev1.ServiceInternalTrafficPolicyLocal),
+			Metadata:              &appv1.ChildMetadata{Labels: map[string]string{"team": "shop"}},
+		})}, map[string]string{appv1.AnnotationOwnedMetadata: "l:team,s:internalTrafficPolicy,s:ports[grpc].appProtocol"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := children.DesiredService(testobjects.NewDeployObject(tc.mutate...)).Annotations; !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("annotations %v, want %v", got, tc.want)
 			}
 		})
 	}

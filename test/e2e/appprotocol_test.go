@@ -5,6 +5,7 @@ package e2e
 import (
 	"fmt"
 	"testing"
+	"time"
 
 	"k8s.io/utils/ptr"
 
@@ -76,5 +77,40 @@ func TestAppProtocolFromSpec(t *testing.T) {
 	} {
 		kubectlPatch(t, ns, "service/web", drift)
 		eventually(t, timeout, "appProtocol drift "+drift+" corrected", want("kubernetes.io/h2c"))
+	}
+}
+
+// TestAppProtocolRemovedFromSpec: an appProtocol the spec drops is removed
+// from the Service port (a Gateway would otherwise keep speaking HTTP/2
+// prior knowledge to an application that now speaks HTTP/1.1), while the
+// appProtocol someone else set on another port is kept; afterwards
+// resyncs write nothing.
+func TestAppProtocolRemovedFromSpec(t *testing.T) {
+	t.Parallel()
+	ns := newNamespace(t)
+	create(t, newDO(ns, "web", func(d *appv1.DeployObject) {
+		d.Spec.Ports[0].AppProtocol = ptr.To("kubernetes.io/h2c")
+		d.Spec.Ports = append(d.Spec.Ports, appv1.Port{Name: "admin", ContainerPort: 9000})
+	}))
+	waitReady(t, ns, "web")
+	if got := servicePortAppProtocol(t, ns, "web", "http"); got != "kubernetes.io/h2c" {
+		t.Fatalf("appProtocol of port http = %q, want the spec's kubernetes.io/h2c", got)
+	}
+	kubectlPatch(t, ns, "service/web", `[{"op":"add","path":"/spec/ports/1/appProtocol","value":"http"}]`)
+
+	updateDO(t, ns, "web", func(d *appv1.DeployObject) { d.Spec.Ports[0].AppProtocol = nil })
+	waitReady(t, ns, "web")
+	eventually(t, timeout, "the appProtocol the spec dropped removed", func() (bool, string, error) {
+		got := servicePortAppProtocol(t, ns, "web", "http")
+		return got == "", fmt.Sprintf("appProtocol %q", got), nil
+	})
+	if got := servicePortAppProtocol(t, ns, "web", "admin"); got != "http" {
+		t.Errorf("appProtocol of port admin = %q, want the http kubectl set", got)
+	}
+	// The shared controller serves the other tests too: its retries are
+	// theirs as much as this one's.
+	expectQuiet(t, shared, ns, sharedResync+5*time.Second, false)
+	if got := servicePortAppProtocol(t, ns, "web", "admin"); got != "http" {
+		t.Errorf("appProtocol of port admin = %q after resyncs, want the http kubectl set", got)
 	}
 }

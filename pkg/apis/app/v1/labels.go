@@ -66,7 +66,8 @@ const (
 // service.metadata, serviceAccount.metadata, route.metadata,
 // networkPolicy.metadata or monitoring.metadata ("l:" or "a:" before each
 // key), and on a Service
-// the spec.service fields it set ("s:" before each), sorted,
+// the spec.service fields it set and the ports whose appProtocol it set
+// ("s:" before each, a port as "ports[NAME].appProtocol"), sorted,
 // comma-separated: a key or field the spec drops is removed, every other
 // one is someone else's and kept.
 const AnnotationOwnedMetadata = "app.deployobject.dev/owned-metadata"
