@@ -66,6 +66,12 @@ func expectBlocked(t *testing.T, ns, name, reason, refused string, problems int3
 	if d := getDO(t, ns, name); d.Status.ObservedGeneration != d.Generation || cond.ObservedGeneration != d.Generation {
 		t.Errorf("observedGeneration %d (condition %d), want %d", d.Status.ObservedGeneration, cond.ObservedGeneration, d.Generation)
 	}
+	// Every change of the Deployment's status syncs the DeployObject, and
+	// each sync tries the refused child again: the window that shows the
+	// retries backing off opens once the rollout has settled. Under load
+	// the pods take seconds to turn ready, and the syncs of their events
+	// are not retries.
+	deploymentSettled(t, ns, name)
 	later := time.Now().Add(5 * time.Second)
 	time.Sleep(10 * time.Second)
 	if n := controllerWrites(t, ns, refused, "create", later)[name]; n > 3 {
@@ -75,6 +81,25 @@ func expectBlocked(t *testing.T, ns, name, reason, refused string, problems int3
 		t.Errorf("%d Warning %s events, want %d: one per problem", n, reason, problems)
 	}
 	return cond
+}
+
+// deploymentSettled waits until the Deployment name in ns, if there is
+// one, has rolled out: observed, all replicas updated and available.
+func deploymentSettled(t *testing.T, ns, name string) {
+	t.Helper()
+	eventually(t, 2*timeout, "Deployment "+name+" rolled out", func() (bool, string, error) {
+		d, err := env.kube.AppsV1().Deployments(ns).Get(ctx, name, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return true, "", nil
+		}
+		if err != nil {
+			return false, "", err
+		}
+		want := ptr.Deref(d.Spec.Replicas, 1)
+		s := d.Status
+		return s.ObservedGeneration >= d.Generation && s.Replicas == want && s.UpdatedReplicas == want && s.AvailableReplicas == want,
+			fmt.Sprintf("%d replicas, %d updated, %d available of %d", s.Replicas, s.UpdatedReplicas, s.AvailableReplicas, want), nil
+	})
 }
 
 // TestQuotaRefusalsAreReported: a ResourceQuota that refuses one child
