@@ -1970,7 +1970,6 @@ func TestSyncConfigRolloutWaitsForASlot(t *testing.T) {
 			if tc.configChange {
 				f.configMaps = []*corev1.ConfigMap{after}
 			}
-			f.configMaps = []*corev1.ConfigMap{after}
 			f.maxConfigRollouts = 1
 			_, ctx := ktesting.NewTestContext(t)
 			c := f.newController(ctx)
