@@ -1970,7 +1970,6 @@ func TestSyncConfigRolloutWaitsForASlot(t *testing.T) {
 			if tc.configChange {
 				f.configMaps = []*corev1.ConfigMap{after}
 			}
-			f.configMaps = []*corev1.ConfigMap{after}
 			f.maxConfigRollouts = 1
 			_, ctx := ktesting.NewTestContext(t)
 			c := f.newController(ctx)
@@ -3045,6 +3044,8 @@ func TestSyncFiles(t *testing.T) {
 		f.deployments[0].Spec.RevisionHistoryLimit = dobj.Spec.RevisionHistoryLimit
 		oldest := testobjects.LiveFilesConfigMap(older, 0)
 		f.configMaps = []*corev1.ConfigMap{flags, oldest, testobjects.LiveFilesConfigMap(old, 1), testobjects.LiveFilesConfigMap(dobj, 2)}
+		// The Deployment keeps one old ReplicaSet, old's.
+		f.unlisted = []runtime.Object{testobjects.LiveReplicaSet(old, 2), testobjects.LiveReplicaSet(dobj, 3)}
 		dobj.Status = status.Compute(dobj, status.Outcome{Deployment: testobjects.LiveDeployment(dobj), Service: testobjects.LiveService(dobj), DeploymentHash: testobjects.MustHash(dobj)}, testobjects.Earlier)
 		actions, err := f.sync()
 		if err != nil {

@@ -24,8 +24,9 @@ import (
 // Inline content is kept in an immutable ConfigMap named by a hash of that
 // content, NAME-files-HASH. A change of content is a new ConfigMap and a
 // new name in the pod template: a spec change, which rolls the pods at
-// once and is never held by the configuration-rollout limit; a Deployment
-// rollback finds its old ConfigMap, as long as it is kept. Being immutable
+// once and is never held by the configuration-rollout limit. An older one
+// stays while a ReplicaSet the Deployment keeps mounts it, so that the pods
+// of that ReplicaSet can start, during a rollout and after. Being immutable
 // and named by its content, a live one is in line when it exists and is
 // the DeployObject's: the controller never updates one, and the kubelet
 // does not watch it.
@@ -184,38 +185,54 @@ func fileMounts(dobj *appv1.DeployObject, container string) []corev1.VolumeMount
 	return out
 }
 
-// SupersededFilesConfigMaps are those of owned, the ConfigMaps of inline
-// files dobj controls, that may be deleted now: not the current one
-// (current, "" for none), none while a pod of an older template may still
-// mount one (see OlderPodsGone; d is the Deployment as cached, and with
-// none, nil, orphaned pods may still mount any), and of the others all but
-// the newest keep, which a rollback of the Deployment may need (the spec's
-// revisionHistoryLimit).
-func SupersededFilesConfigMaps(dobj *appv1.DeployObject, owned []*corev1.ConfigMap, d *appsv1.Deployment, current string, keep int) []*corev1.ConfigMap {
+// OlderFilesConfigMaps are those of owned, the ConfigMaps of inline files
+// dobj controls, that only ReplicaSets of an older pod template may still
+// mount: not the current one (current, "" for none), not the one d's
+// template mounts, and none at all while d's newest generation is not yet
+// rolled out or a pod of an older template may still run (see
+// OlderPodsGone; d is the Deployment as cached, and with none, nil,
+// orphaned pods may still mount any). Which of them go is
+// SupersededFilesConfigMaps's answer; the sync lists the ReplicaSets only
+// when there is one.
+func OlderFilesConfigMaps(dobj *appv1.DeployObject, owned []*corev1.ConfigMap, d *appsv1.Deployment, current string) []*corev1.ConfigMap {
 	if d == nil || !OlderPodsGone(d) {
 		return nil
 	}
 	var older []*corev1.ConfigMap
 	for _, cm := range owned {
 		if cm.Name != current && cm.Labels[appv1.LabelFiles] == "true" && metav1.IsControlledBy(cm, dobj) &&
-			!mountsConfigMap(d, cm.Name) {
+			!mountsConfigMap(&d.Spec.Template, cm.Name) {
 			older = append(older, cm)
 		}
 	}
-	// Newest first; names break ties within a second.
-	slices.SortFunc(older, func(a, b *corev1.ConfigMap) int {
-		return cmp.Or(b.CreationTimestamp.Compare(a.CreationTimestamp.Time), cmp.Compare(a.Name, b.Name))
-	})
-	if len(older) <= keep {
-		return nil
-	}
-	return older[keep:]
+	slices.SortFunc(older, func(a, b *corev1.ConfigMap) int { return cmp.Compare(a.Name, b.Name) })
+	return older
 }
 
-// mountsConfigMap reports whether d's pod template projects the ConfigMap
-// name into its files volume.
-func mountsConfigMap(d *appsv1.Deployment, name string) bool {
-	for _, v := range d.Spec.Template.Spec.Volumes {
+// SupersededFilesConfigMaps are those of older (see OlderFilesConfigMaps)
+// that no ReplicaSet of replicaSets mounts: the ReplicaSets that carry the
+// Deployment's selector, as the API server holds them now. The Deployment
+// keeps its ReplicaSets by revision, as many old ones as its
+// revisionHistoryLimit, and a ConfigMap stays exactly as long as one of
+// them mounts it, so that each kept ReplicaSet's pods can start. Its
+// creation time says nothing: content A, then B, then A again is the
+// ReplicaSet of A brought back as the newest revision, and B's is the one
+// the history drops. A ReplicaSet the Deployment does not control
+// (orphaned, or not adopted yet) counts too: its pods may run.
+func SupersededFilesConfigMaps(older []*corev1.ConfigMap, replicaSets []*appsv1.ReplicaSet) []*corev1.ConfigMap {
+	var superseded []*corev1.ConfigMap
+	for _, cm := range older {
+		if !slices.ContainsFunc(replicaSets, func(rs *appsv1.ReplicaSet) bool { return mountsConfigMap(&rs.Spec.Template, cm.Name) }) {
+			superseded = append(superseded, cm)
+		}
+	}
+	return superseded
+}
+
+// mountsConfigMap reports whether the pod template t projects the
+// ConfigMap name into its files volume.
+func mountsConfigMap(t *corev1.PodTemplateSpec, name string) bool {
+	for _, v := range t.Spec.Volumes {
 		if v.Name != FilesVolumeName || v.Projected == nil {
 			continue
 		}
@@ -226,10 +243,4 @@ func mountsConfigMap(d *appsv1.Deployment, name string) bool {
 		}
 	}
 	return false
-}
-
-// FilesHistory is how many superseded ConfigMaps of inline files dobj
-// keeps for rollbacks: as many as the Deployment keeps old ReplicaSets.
-func FilesHistory(dobj *appv1.DeployObject) int {
-	return int(ptr.Deref(dobj.Spec.RevisionHistoryLimit, 10))
 }

@@ -112,8 +112,14 @@ func TestDesiredPodTemplateFiles(t *testing.T) {
 	}
 }
 
+// TestSupersededFilesConfigMaps: the ConfigMaps of inline files that go are
+// exactly those that neither the current spec, nor the Deployment's pod
+// template, nor a ReplicaSet of it mounts; none goes while the Deployment
+// has not rolled out its newest generation or older pods still run, nor
+// without a Deployment. The names are given, in the order of deletion.
 func TestSupersededFilesConfigMaps(t *testing.T) {
 	dobj := testobjects.NewDeployObject(testobjects.WithFiles)
+	dobj.Spec.RevisionHistoryLimit = ptr.To[int32](1)
 	current := children.FilesConfigMapName(dobj)
 	at := func(name string, minute int) *corev1.ConfigMap {
 		cm := children.DesiredFilesConfigMap(dobj)
@@ -125,35 +131,59 @@ func TestSupersededFilesConfigMaps(t *testing.T) {
 	foreign.OwnerReferences[0].UID = "someone-else"
 	unlabelled := at("web-files-unlabelled", 0)
 	delete(unlabelled.Labels, appv1.LabelFiles)
-	owned := []*corev1.ConfigMap{at("web-files-a", 1), at("web-files-b", 2), at("web-files-c", 3), at("web-files-c2", 3), at(current, 4), foreign, unlabelled}
-	deployment := func(filesConfigMap string, st appsv1.DeploymentStatus) *appsv1.Deployment {
-		d := testobjects.LiveDeployment(dobj)
-		for i := range d.Spec.Template.Spec.Volumes {
-			if v := &d.Spec.Template.Spec.Volumes[i]; v.Name == children.FilesVolumeName {
+	owned := []*corev1.ConfigMap{at("web-files-c", 3), at(current, 4), at("web-files-a", 1), foreign, at("web-files-b", 2), unlabelled}
+	mounting := func(t *corev1.PodTemplateSpec, filesConfigMap string) {
+		for i := range t.Spec.Volumes {
+			if v := &t.Spec.Volumes[i]; v.Name == children.FilesVolumeName {
 				v.Projected.Sources[0].ConfigMap.Name = filesConfigMap
 			}
 		}
+	}
+	deployment := func(filesConfigMap string, st appsv1.DeploymentStatus) *appsv1.Deployment {
+		d := testobjects.LiveDeployment(dobj)
+		mounting(&d.Spec.Template, filesConfigMap)
 		d.Status = st
 		return d
 	}
+	replicaSet := func(revision int, filesConfigMap string) *appsv1.ReplicaSet {
+		rs := testobjects.LiveReplicaSet(dobj, revision)
+		mounting(&rs.Spec.Template, filesConfigMap)
+		return rs
+	}
+	orphaned := replicaSet(2, "web-files-b")
+	orphaned.OwnerReferences = nil
 	done := appsv1.DeploymentStatus{ObservedGeneration: 1, Replicas: 3, UpdatedReplicas: 3}
+	unobserved := deployment(current, done)
+	unobserved.Generation = 2
 	for _, tc := range []struct {
-		name string
-		d    *appsv1.Deployment
-		keep int
-		want []string
+		name        string
+		d           *appsv1.Deployment
+		replicaSets []*appsv1.ReplicaSet
+		want        []string
 	}{
-		{"rolled out, two kept", deployment(current, done), 2, []string{"web-files-b", "web-files-a"}},
-		{"rolled out, none kept", deployment(current, done), 0, []string{"web-files-c", "web-files-c2", "web-files-b", "web-files-a"}},
-		{"rolled out, ten kept", deployment(current, done), 10, nil},
-		{"rolling out", deployment(current, appsv1.DeploymentStatus{ObservedGeneration: 1, Replicas: 4, UpdatedReplicas: 2}), 0, nil},
-		{"older pods terminating", deployment(current, appsv1.DeploymentStatus{ObservedGeneration: 1, Replicas: 3, UpdatedReplicas: 3, TerminatingReplicas: ptr.To[int32](2)}), 0, nil},
-		{"the Deployment not updated yet mounts an older one", deployment("web-files-b", done), 0, []string{"web-files-c", "web-files-c2", "web-files-a"}},
-		{"no Deployment in the cache", nil, 0, nil},
+		// Content A (minute 1), B (2), A again, then C (current): the
+		// Deployment brought A's ReplicaSet back as revision 3, and with
+		// revisionHistoryLimit 1 dropped B's, the older by revision though
+		// the newer by creation.
+		{"A, B, A again, then C: the ReplicaSet kept mounts A", deployment(current, done),
+			[]*appsv1.ReplicaSet{replicaSet(3, "web-files-a"), replicaSet(4, current)}, []string{"web-files-b", "web-files-c"}},
+		{"every older one mounted by a kept ReplicaSet", deployment(current, done),
+			[]*appsv1.ReplicaSet{replicaSet(1, "web-files-a"), replicaSet(2, "web-files-b"), replicaSet(3, "web-files-c"), replicaSet(4, current)}, nil},
+		{"only the current ReplicaSet left", deployment(current, done), []*appsv1.ReplicaSet{replicaSet(4, current)}, []string{"web-files-a", "web-files-b", "web-files-c"}},
+		{"no ReplicaSet at all", deployment(current, done), nil, []string{"web-files-a", "web-files-b", "web-files-c"}},
+		{"a ReplicaSet the Deployment does not control keeps its own", deployment(current, done),
+			[]*appsv1.ReplicaSet{orphaned, replicaSet(4, current)}, []string{"web-files-a", "web-files-c"}},
+		{"the Deployment not updated yet mounts an older one", deployment("web-files-b", done), nil, []string{"web-files-a", "web-files-c"}},
+		{"rolling out", deployment(current, appsv1.DeploymentStatus{ObservedGeneration: 1, Replicas: 4, UpdatedReplicas: 2}), nil, nil},
+		{"older pods terminating", deployment(current, appsv1.DeploymentStatus{ObservedGeneration: 1, Replicas: 3, UpdatedReplicas: 3, TerminatingReplicas: ptr.To[int32](2)}), nil, nil},
+		// The Deployment controller has not seen the newest generation: the
+		// ReplicaSet of its template may not exist yet.
+		{"the newest generation not observed yet", unobserved, nil, nil},
+		{"no Deployment in the cache", nil, nil, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var got []string
-			for _, cm := range children.SupersededFilesConfigMaps(dobj, owned, tc.d, current, tc.keep) {
+			for _, cm := range children.SupersededFilesConfigMaps(children.OlderFilesConfigMaps(dobj, owned, tc.d, current), tc.replicaSets) {
 				got = append(got, cm.Name)
 			}
 			if !slices.Equal(got, tc.want) {

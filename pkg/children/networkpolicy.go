@@ -1,6 +1,8 @@
 package children
 
 import (
+	"fmt"
+
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -33,10 +35,11 @@ func WantsNetworkPolicy(dobj *appv1.DeployObject) bool {
 }
 
 // DesiredNetworkPolicy is the NetworkPolicy dobj asks for; nil when it asks
-// for none. It selects the pods as the Deployment does and has up to two
+// for none. It selects the pods as the Deployment does and has up to three
 // ingress rules: from's peers to every port of spec.ports (every port when
-// there are none), and routeFrom to the route's ports. With egress, it has
-// a rule for DNS to anywhere and one for egress.to's peers.
+// there are none), routeFrom to the route's ports, and monitoringFrom to
+// the port spec.monitoring scrapes. With egress, it has a rule for DNS to
+// anywhere and one for egress.to's peers.
 func DesiredNetworkPolicy(dobj *appv1.DeployObject) *networkingv1.NetworkPolicy {
 	np := dobj.Spec.NetworkPolicy
 	if np == nil {
@@ -65,6 +68,12 @@ func DesiredNetworkPolicy(dobj *appv1.DeployObject) *networkingv1.NetworkPolicy 
 		}
 		policy.Spec.Ingress = append(policy.Spec.Ingress, networkingv1.NetworkPolicyIngressRule{Ports: ports, From: policyPeers(dobj, []appv1.NetworkPeer{*np.RouteFrom})})
 	}
+	if port, ok := monitoringPort(dobj); ok && np.MonitoringFrom != nil {
+		policy.Spec.Ingress = append(policy.Spec.Ingress, networkingv1.NetworkPolicyIngressRule{
+			Ports: []networkingv1.NetworkPolicyPort{policyPort(corev1.ProtocolTCP, intstr.FromInt32(port))},
+			From:  policyPeers(dobj, []appv1.NetworkPeer{*np.MonitoringFrom}),
+		})
+	}
 	if np.Egress != nil {
 		policy.Spec.PolicyTypes = append(policy.Spec.PolicyTypes, networkingv1.PolicyTypeEgress)
 		policy.Spec.Egress = []networkingv1.NetworkPolicyEgressRule{{Ports: []networkingv1.NetworkPolicyPort{
@@ -77,6 +86,50 @@ func DesiredNetworkPolicy(dobj *appv1.DeployObject) *networkingv1.NetworkPolicy 
 	}
 	withChildMetadata(&policy.ObjectMeta, np.Metadata)
 	return policy
+}
+
+// monitoringPort is the number of the container port spec.monitoring
+// names: one of spec.ports, or a named port of a sidecar; false without
+// monitoring, or for a name admission would have refused.
+func monitoringPort(dobj *appv1.DeployObject) (int32, bool) {
+	m := dobj.Spec.Monitoring
+	if m == nil {
+		return 0, false
+	}
+	for _, p := range dobj.Spec.Ports {
+		if p.Name == m.Port {
+			return p.ContainerPort, true
+		}
+	}
+	for _, c := range dobj.Spec.Sidecars {
+		for _, p := range c.Ports {
+			if p.Name == m.Port {
+				return p.ContainerPort, true
+			}
+		}
+	}
+	return 0, false
+}
+
+// ScrapeBlocked says why dobj's NetworkPolicy admits nobody to the port
+// spec.monitoring scrapes; "" when it admits the scraper, or dobj asks for
+// no policy or no monitoring. The scraper is admitted by monitoringFrom,
+// or by from when from reaches the port: the peers of from are then the
+// user's word for who may reach it, Prometheus among them or not, which
+// the controller cannot tell. from reaches spec.ports only, every port
+// when there are none.
+func ScrapeBlocked(dobj *appv1.DeployObject) string {
+	np, m := dobj.Spec.NetworkPolicy, dobj.Spec.Monitoring
+	if np == nil || m == nil || np.MonitoringFrom != nil {
+		return ""
+	}
+	if len(np.From) == 0 {
+		return fmt.Sprintf("NetworkPolicy %s admits nobody to port %s, which Prometheus scrapes: set networkPolicy.monitoringFrom to where Prometheus runs", dobj.Name, m.Port)
+	}
+	if len(dobj.Spec.Ports) == 0 || MonitorKind(dobj) == KindServiceMonitor {
+		return ""
+	}
+	return fmt.Sprintf("NetworkPolicy %s admits networkPolicy.from to spec.ports only, not to port %s of a sidecar, which Prometheus scrapes: set networkPolicy.monitoringFrom to where Prometheus runs", dobj.Name, m.Port)
 }
 
 func policyPort(protocol corev1.Protocol, port intstr.IntOrString) networkingv1.NetworkPolicyPort {

@@ -1,6 +1,7 @@
 package children_test
 
 import (
+	"fmt"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -28,6 +29,9 @@ func TestDesiredNetworkPolicy(t *testing.T) {
 	ingressOnly := []networkingv1.PolicyType{networkingv1.PolicyTypeIngress}
 	both := []networkingv1.PolicyType{networkingv1.PolicyTypeIngress, networkingv1.PolicyTypeEgress}
 	frontend := networkingv1.NetworkPolicyPeer{PodSelector: &metav1.LabelSelector{MatchLabels: map[string]string{appv1.LabelName: "frontend"}}}
+	monitoringNamespace := map[string]string{"kubernetes.io/metadata.name": "monitoring"}
+	prometheus := appv1.NetworkPeer{NamespaceSelector: &appv1.LabelSelector{MatchLabels: monitoringNamespace}}
+	prometheusPeer := networkingv1.NetworkPolicyPeer{NamespaceSelector: &metav1.LabelSelector{MatchLabels: monitoringNamespace}}
 	twoPorts := func(d *appv1.DeployObject) {
 		d.Spec.Ports = append(d.Spec.Ports, appv1.Port{Name: "metrics", ContainerPort: 9090, Protocol: corev1.ProtocolTCP}, appv1.Port{Name: "dns", ContainerPort: 5353, Protocol: corev1.ProtocolUDP})
 	}
@@ -59,6 +63,22 @@ func TestDesiredNetworkPolicy(t *testing.T) {
 			Ports: []networkingv1.NetworkPolicyPort{port(corev1.ProtocolTCP, 8080)},
 			From:  []networkingv1.NetworkPolicyPeer{{NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"kubernetes.io/metadata.name": "ingress-nginx"}}}},
 		}}}},
+		// A sidecar's port is not in spec.ports: from does not reach it,
+		// monitoringFrom does, and reaches nothing else.
+		{"the scraper to a sidecar's monitoring port only", func(d *appv1.DeployObject) {
+			testobjects.WithPodMonitor(d)
+			d.Spec.NetworkPolicy = &appv1.NetworkPolicy{From: []appv1.NetworkPeer{{DeployObject: ptr.To("frontend")}}, MonitoringFrom: &prometheus}
+		}, networkingv1.NetworkPolicySpec{PolicyTypes: ingressOnly, Ingress: []networkingv1.NetworkPolicyIngressRule{
+			{Ports: []networkingv1.NetworkPolicyPort{port(corev1.ProtocolTCP, 8080)}, From: []networkingv1.NetworkPolicyPeer{frontend}},
+			{Ports: []networkingv1.NetworkPolicyPort{port(corev1.ProtocolTCP, 9113)}, From: []networkingv1.NetworkPolicyPeer{prometheusPeer}},
+		}}},
+		{"the scraper to a monitoring port of spec.ports", func(d *appv1.DeployObject) {
+			twoPorts(d)
+			d.Spec.Monitoring = &appv1.Monitoring{Port: "metrics"}
+			d.Spec.NetworkPolicy = &appv1.NetworkPolicy{MonitoringFrom: &prometheus}
+		}, networkingv1.NetworkPolicySpec{PolicyTypes: ingressOnly, Ingress: []networkingv1.NetworkPolicyIngressRule{
+			{Ports: []networkingv1.NetworkPolicyPort{port(corev1.ProtocolTCP, 9090)}, From: []networkingv1.NetworkPolicyPeer{prometheusPeer}},
+		}}},
 		{"namespaces, pods by expression and CIDRs", func(d *appv1.DeployObject) {
 			d.Spec.NetworkPolicy = &appv1.NetworkPolicy{From: []appv1.NetworkPeer{
 				{NamespaceSelector: &appv1.LabelSelector{MatchLabels: map[string]string{"team": "shop"}}, PodSelector: &appv1.LabelSelector{MatchExpressions: []appv1.LabelSelectorRequirement{{Key: "tier", Operator: metav1.LabelSelectorOpExists}}}},
@@ -89,6 +109,39 @@ func TestDesiredNetworkPolicy(t *testing.T) {
 				t.Errorf("owner, name or labels wrong: %+v", got.ObjectMeta)
 			}
 		})
+	}
+}
+
+// TestScrapeBlocked: the NetworkPolicy keeps the scraper out unless
+// monitoringFrom lets it in or from reaches the monitoring port.
+func TestScrapeBlocked(t *testing.T) {
+	prometheus := &appv1.NetworkPeer{NamespaceSelector: &appv1.LabelSelector{MatchLabels: map[string]string{"kubernetes.io/metadata.name": "monitoring"}}}
+	frontend := []appv1.NetworkPeer{{DeployObject: ptr.To("frontend")}}
+	policy := func(p appv1.NetworkPolicy) func(*appv1.DeployObject) {
+		return func(d *appv1.DeployObject) { d.Spec.NetworkPolicy = &p }
+	}
+	const nobody = "NetworkPolicy web admits nobody to port %s, which Prometheus scrapes: set networkPolicy.monitoringFrom to where Prometheus runs"
+	for _, tc := range []struct {
+		name   string
+		mutate []func(*appv1.DeployObject)
+		want   string
+	}{
+		{"no policy", []func(*appv1.DeployObject){testobjects.WithPodMonitor}, ""},
+		{"no monitoring", []func(*appv1.DeployObject){policy(appv1.NetworkPolicy{})}, ""},
+		{"a port of spec.ports that from reaches", []func(*appv1.DeployObject){testobjects.WithServiceMonitor, policy(appv1.NetworkPolicy{From: frontend})}, ""},
+		{"a sidecar's port, without spec.ports: from reaches every port", []func(*appv1.DeployObject){testobjects.WithPodMonitor, func(d *appv1.DeployObject) { d.Spec.Ports = nil }, policy(appv1.NetworkPolicy{From: frontend})}, ""},
+		{"a sidecar's port, monitoringFrom", []func(*appv1.DeployObject){testobjects.WithPodMonitor, policy(appv1.NetworkPolicy{From: frontend, MonitoringFrom: prometheus})}, ""},
+		{"a port of spec.ports, monitoringFrom alone", []func(*appv1.DeployObject){testobjects.WithServiceMonitor, policy(appv1.NetworkPolicy{MonitoringFrom: prometheus})}, ""},
+		{"a sidecar's port that from does not reach", []func(*appv1.DeployObject){testobjects.WithPodMonitor, policy(appv1.NetworkPolicy{From: frontend})},
+			"NetworkPolicy web admits networkPolicy.from to spec.ports only, not to port exporter of a sidecar, which Prometheus scrapes: set networkPolicy.monitoringFrom to where Prometheus runs"},
+		{"a policy that admits nobody", []func(*appv1.DeployObject){testobjects.WithServiceMonitor, policy(appv1.NetworkPolicy{})}, fmt.Sprintf(nobody, "http")},
+		// routeFrom admits the route's proxies, not the scraper, even to
+		// the port both use.
+		{"only the route's proxies to the monitoring port", []func(*appv1.DeployObject){testobjects.WithIngress, testobjects.WithServiceMonitor, policy(appv1.NetworkPolicy{RouteFrom: prometheus})}, fmt.Sprintf(nobody, "http")},
+	} {
+		if got := children.ScrapeBlocked(testobjects.NewDeployObject(tc.mutate...)); got != tc.want {
+			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
+		}
 	}
 }
 

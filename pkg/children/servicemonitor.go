@@ -195,13 +195,19 @@ func SlimMonitor(u *unstructured.Unstructured) *unstructured.Unstructured {
 
 // MonitoringCondition reports dobj's monitor: why it is missing (problem,
 // when the sync could not make it; unavailable, the reason the cluster
-// does not serve its kind), or that it exists.
+// does not serve its kind), that dobj's NetworkPolicy keeps its scraper
+// out (see ScrapeBlocked), or that it exists and may scrape. A blocked
+// scrape is told whether the cluster serves monitors or not: it is the
+// spec's to fix either way.
 func MonitoringCondition(dobj *appv1.DeployObject, monitor *unstructured.Unstructured, problem *Problem, unavailable string) metav1.Condition {
 	c := metav1.Condition{Type: appv1.ConditionMonitoring, Status: metav1.ConditionFalse, Reason: appv1.ReasonProgressing}
 	kind := MonitorKind(dobj)
+	blocked := ScrapeBlocked(dobj)
 	switch {
 	case problem != nil:
 		c.Reason, c.Message = problem.Reason, BoundMessage(problem.Message)
+	case blocked != "":
+		c.Reason, c.Message = appv1.ReasonNetworkPolicyBlocksScraping, BoundMessage(blocked)
 	case unavailable != "":
 		c.Reason, c.Message = appv1.ReasonMonitoringAPIUnavailable, BoundMessage(unavailable)
 	case monitor == nil:

@@ -6,6 +6,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/utils/ptr"
 
 	appv1 "deployobject.dev/controller/pkg/apis/app/v1"
 	"deployobject.dev/controller/pkg/children"
@@ -191,6 +192,13 @@ func TestSlimMonitor(t *testing.T) {
 func TestMonitoringCondition(t *testing.T) {
 	sm := testobjects.NewDeployObject(testobjects.WithServiceMonitor)
 	pm := testobjects.NewDeployObject(testobjects.WithPodMonitor)
+	frontend := []appv1.NetworkPeer{{DeployObject: ptr.To("frontend")}}
+	blockedPM := testobjects.NewDeployObject(testobjects.WithPodMonitor, func(d *appv1.DeployObject) {
+		d.Spec.NetworkPolicy = &appv1.NetworkPolicy{From: frontend}
+	})
+	admittedPM := testobjects.NewDeployObject(testobjects.WithPodMonitor, func(d *appv1.DeployObject) {
+		d.Spec.NetworkPolicy = &appv1.NetworkPolicy{From: frontend, MonitoringFrom: &appv1.NetworkPeer{PodSelector: &appv1.LabelSelector{}}}
+	})
 	for _, tc := range []struct {
 		name        string
 		dobj        *appv1.DeployObject
@@ -208,6 +216,14 @@ func TestMonitoringCondition(t *testing.T) {
 		{"not made yet", sm, nil, nil, "", metav1.ConditionFalse, appv1.ReasonProgressing, "ServiceMonitor web does not exist yet"},
 		{"not served", sm, nil, nil, children.MonitoringUnavailableMessage(sm, children.KindServiceMonitor), metav1.ConditionFalse, appv1.ReasonMonitoringAPIUnavailable,
 			"the cluster does not serve monitoring.coreos.com/v1 ServiceMonitors (prometheus-operator's CRDs are not installed): metrics are not scraped; the controller makes ServiceMonitor web once it does"},
+		// The policy's word is given whether or not the cluster serves
+		// monitors.
+		{"the NetworkPolicy keeps the scraper out", blockedPM, testobjects.LiveMonitor(blockedPM, children.KindPodMonitor), nil, "", metav1.ConditionFalse, appv1.ReasonNetworkPolicyBlocksScraping,
+			"NetworkPolicy web admits networkPolicy.from to spec.ports only, not to port exporter of a sidecar, which Prometheus scrapes: set networkPolicy.monitoringFrom to where Prometheus runs"},
+		{"the NetworkPolicy keeps the scraper out, not served", blockedPM, nil, nil, children.MonitoringUnavailableMessage(blockedPM, children.KindPodMonitor), metav1.ConditionFalse, appv1.ReasonNetworkPolicyBlocksScraping,
+			"NetworkPolicy web admits networkPolicy.from to spec.ports only, not to port exporter of a sidecar, which Prometheus scrapes: set networkPolicy.monitoringFrom to where Prometheus runs"},
+		{"the NetworkPolicy lets the scraper in", admittedPM, testobjects.LiveMonitor(admittedPM, children.KindPodMonitor), nil, "", metav1.ConditionTrue, appv1.ReasonMonitorCreated,
+			"PodMonitor web scrapes port exporter of the pods at /prometheus"},
 		{"blocked", sm, nil, &children.Problem{Reason: appv1.ReasonResourceConflict, Message: "ServiceMonitor web exists and is not controlled by this DeployObject; it is left untouched"}, "",
 			metav1.ConditionFalse, appv1.ReasonResourceConflict, "ServiceMonitor web exists and is not controlled by this DeployObject; it is left untouched"},
 	} {

@@ -18,12 +18,14 @@ func TestRolloutsDecide(t *testing.T) {
 	key := testobjects.TestKey
 	other := cache.ObjectName{Namespace: key.Namespace, Name: "other"}
 	// desiredAndLive returns the Deployment to write for a DeployObject
-	// last applied with another hash, and a live one whose template
-	// annotations are changed by mutate.
+	// last applied with another hash, with the configuration hash
+	// "config-2", and a live one whose annotations are changed by mutate.
 	desiredAndLive := func(t *testing.T, mutate func(live *appsv1.Deployment)) (*appv1.DeployObject, *appsv1.Deployment, *appsv1.Deployment) {
 		dobj := testobjects.NewDeployObject()
 		dobj.Status.DeploymentHash = "applied before"
-		desired, _, err := children.StampedDeployment(children.DesiredDeployment(dobj, children.ProfileNone))
+		d := children.DesiredDeployment(dobj, children.ProfileNone)
+		WithHash(&d.Spec.Template, "config-2")
+		desired, _, err := children.StampedDeployment(d)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -34,7 +36,16 @@ func TestRolloutsDecide(t *testing.T) {
 		mutate(live)
 		return dobj, desired, live
 	}
-	newConfig := func(live *appsv1.Deployment) { live.Annotations[appv1.AnnotationTemplateHash] = "older configuration" }
+	newConfig := func(live *appsv1.Deployment) {
+		WithHash(&live.Spec.Template, "config-1")
+		live.Annotations[appv1.AnnotationTemplateHash] = "older configuration"
+	}
+	// The controller changed the template by itself (a new pod security
+	// profile, a new version of the controller): neither the spec nor the
+	// configuration did.
+	ownTemplate := func(live *appsv1.Deployment) {
+		live.Annotations[appv1.AnnotationTemplateHash] = "the controller's older template"
+	}
 	newSpec := func(live *appsv1.Deployment) {
 		live.Annotations[appv1.AnnotationPodSpecHash] = "older spec"
 		live.Annotations[appv1.AnnotationTemplateHash] = "older template"
@@ -56,6 +67,8 @@ func TestRolloutsDecide(t *testing.T) {
 		{name: "a new spec never waits", mutate: newSpec, slotTaken: true, want: Gate{}},
 		{name: "new configuration with a free slot takes it", mutate: newConfig, want: Gate{Limited: true, After: Timeout}},
 		{name: "new configuration without a free slot waits", mutate: newConfig, slotTaken: true, want: Gate{Pending: true}},
+		{name: "the controller's own template change with a free slot takes it", mutate: ownTemplate, want: Gate{Limited: true, After: Timeout}},
+		{name: "the controller's own template change without a free slot waits", mutate: ownTemplate, slotTaken: true, want: Gate{Pending: true}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dobj, desired, live := desiredAndLive(t, tc.mutate)

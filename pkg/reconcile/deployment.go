@@ -203,7 +203,7 @@ func (p *pass) syncDeployment(ctx context.Context, desired *appsv1.Deployment, h
 // superseded deletes what older pod templates of dobj used and no pod of
 // its Deployment as cached can still use: ServiceAccounts the spec no
 // longer names (see children.SupersededServiceAccounts), and ConfigMaps of
-// inline files beyond the history a rollback may need (see
+// inline files that no ReplicaSet of the Deployment mounts any more (see
 // children.SupersededFilesConfigMaps). Until then they stay, and a later
 // event of the Deployment (its rollout ending) brings dobj back. Without a
 // Deployment in the cache there is no telling whether pods of an older one
@@ -226,8 +226,37 @@ func (p *pass) superseded(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	superseded := children.SupersededFilesConfigMaps(dobj, files, d, p.filesName, children.FilesHistory(dobj))
+	older := children.OlderFilesConfigMaps(dobj, files, d, p.filesName)
+	if len(older) == 0 {
+		return nil
+	}
+	replicaSets, err := p.replicaSets(ctx)
+	if err != nil {
+		return p.record(children.KindFilesConfigMap, "", err)
+	}
+	superseded := children.SupersededFilesConfigMaps(older, replicaSets)
 	return deleteChildren(ctx, children.KindFilesConfigMap, superseded, p.KubeClient.CoreV1().ConfigMaps(dobj.Namespace).Delete, p.record)
+}
+
+// replicaSets are the ReplicaSets that carry the selector of dobj's
+// Deployment. They are read from the API server, and only when a ConfigMap
+// of inline files might go: a cache of every ReplicaSet would cost every
+// DeployObject memory for the few with a history of inline files. The read
+// is a consistent one (no resourceVersion), so it holds every ReplicaSet
+// made before it, also one the Deployment controller made moments ago; one
+// made after it is of a newer template, which mounts the current
+// ConfigMap.
+func (p *pass) replicaSets(ctx context.Context) ([]*appsv1.ReplicaSet, error) {
+	dobj := p.dobj
+	list, err := p.KubeClient.AppsV1().ReplicaSets(dobj.Namespace).List(ctx, metav1.ListOptions{LabelSelector: children.SelectorString(dobj)})
+	if err != nil {
+		return nil, fmt.Errorf("listing the ReplicaSets of Deployment %s, for the ConfigMaps of inline files they mount: %w", dobj.Name, err)
+	}
+	out := make([]*appsv1.ReplicaSet, len(list.Items))
+	for i := range list.Items {
+		out[i] = &list.Items[i]
+	}
+	return out, nil
 }
 
 // deleteChildren deletes objs, each with a UID precondition: one that was

@@ -1,6 +1,8 @@
 package testobjects
 
 import (
+	"maps"
+	"strconv"
 	"strings"
 	"time"
 
@@ -364,6 +366,24 @@ func LiveFilesConfigMap(dobj *appv1.DeployObject, minute int) *corev1.ConfigMap 
 	cm.UID, cm.ResourceVersion = types.UID("uid-"+cm.Name), "90"
 	cm.CreationTimestamp = metav1.NewTime(Earlier.Add(time.Duration(minute) * time.Minute))
 	return cm
+}
+
+// LiveReplicaSet is the ReplicaSet of revision of the Deployment of the
+// DeployObject that dobj was at that revision, as the Deployment controller
+// makes it: the Deployment's pod template and labels, controlled by the
+// Deployment, scaled to zero.
+func LiveReplicaSet(dobj *appv1.DeployObject, revision int) *appsv1.ReplicaSet {
+	d := LiveDeployment(dobj)
+	rev := strconv.Itoa(revision)
+	return &appsv1.ReplicaSet{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: d.Name + "-" + rev, Namespace: d.Namespace, UID: types.UID("uid-rs-" + rev), ResourceVersion: "30",
+			Labels:          maps.Clone(d.Spec.Template.Labels),
+			Annotations:     map[string]string{"deployment.kubernetes.io/revision": rev},
+			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(d, appsv1.SchemeGroupVersion.WithKind("Deployment"))},
+		},
+		Spec: appsv1.ReplicaSetSpec{Replicas: ptr.To[int32](0), Selector: d.Spec.Selector, Template: d.Spec.Template},
+	}
 }
 
 // WithBudget asks for a PodDisruptionBudget keeping one pod available.

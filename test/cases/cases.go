@@ -273,9 +273,17 @@ func AcceptedTable() []Accepted {
 					map[string]any{"ipBlock": map[string]any{"cidr": "2001:db8::/32"}},
 				},
 				"routeFrom": map[string]any{"namespaceSelector": map[string]any{"matchLabels": map[string]any{"kubernetes.io/metadata.name": "ingress-nginx"}}},
-				"egress":    map[string]any{"to": []any{map[string]any{"deployObject": "db"}, map[string]any{"ipBlock": map[string]any{"cidr": "0.0.0.0/0"}}}},
-				"metadata":  map[string]any{"labels": map[string]any{"policy-tier": "app"}},
+				"monitoringFrom": map[string]any{
+					"namespaceSelector": map[string]any{"matchLabels": map[string]any{"kubernetes.io/metadata.name": "monitoring"}},
+					"podSelector":       map[string]any{"matchExpressions": []any{map[string]any{"key": "app.kubernetes.io/name", "operator": "In", "values": []any{"prometheus"}}}},
+				},
+				"egress":   map[string]any{"to": []any{map[string]any{"deployObject": "db"}, map[string]any{"ipBlock": map[string]any{"cidr": "0.0.0.0/0"}}}},
+				"metadata": map[string]any{"labels": map[string]any{"policy-tier": "app"}},
 			}
+		}},
+		{"a NetworkPolicy that admits only the scraper, to a sidecar's port", func(o map[string]any) {
+			setMonitoring(map[string]any{"port": "admin"})(o)
+			spec(o)["networkPolicy"] = map[string]any{"monitoringFrom": map[string]any{"ipBlock": map[string]any{"cidr": "10.0.0.0/8"}}}
 		}},
 		{"a NetworkPolicy that admits nobody and sends only DNS", setSpec("networkPolicy", map[string]any{"egress": map[string]any{}})},
 		{"a headless Service", func(o map[string]any) {
@@ -1244,6 +1252,11 @@ func InvalidTable() []Invalid {
 		{"networkPolicy from too many peers", "spec.networkPolicy.from", setSpec("networkPolicy", map[string]any{"from": repeat(17, func(i int) any { return map[string]any{"deployObject": fmt.Sprintf("d%d", i)} })})},
 		{"networkPolicy egress to too many peers", "spec.networkPolicy.egress.to", setSpec("networkPolicy", map[string]any{"egress": map[string]any{"to": repeat(17, func(i int) any { return map[string]any{"deployObject": fmt.Sprintf("d%d", i)} })}})},
 		{"networkPolicy routeFrom without a route", "spec.networkPolicy.routeFrom", setSpec("networkPolicy", map[string]any{"routeFrom": map[string]any{"podSelector": map[string]any{}}})},
+		{"networkPolicy monitoringFrom without monitoring", "spec.networkPolicy.monitoringFrom", func(o map[string]any) {
+			delete(spec(o), "monitoring")
+			spec(o)["networkPolicy"] = map[string]any{"monitoringFrom": map[string]any{"podSelector": map[string]any{}}}
+		}},
+		{"networkPolicy monitoringFrom peer with two kinds", "spec.networkPolicy.monitoringFrom", setSpec("networkPolicy", map[string]any{"monitoringFrom": map[string]any{"deployObject": "prometheus", "ipBlock": map[string]any{"cidr": "10.0.0.0/8"}}})},
 		{"networkPolicy metadata label of the controller", "spec.networkPolicy.metadata.labels", setSpec("networkPolicy", map[string]any{"metadata": map[string]any{"labels": map[string]any{"app.deployobject.dev/name": "x"}}})},
 		{"route with both port and rules", "spec.route", setRoute(map[string]any{"rules": []any{map[string]any{"port": "http"}}})},
 		{"route rules empty", "spec.route.rules", setSpec("route", map[string]any{"ingressClassName": "nginx", "rules": []any{}})},

@@ -21,8 +21,9 @@ import (
 // mounts an inline file, a ConfigMap key and a Secret key into the pods.
 // The inline content lives in an immutable ConfigMap named by it; a
 // change of it makes one new ConfigMap and one new ReplicaSet, and once
-// the rollout is done the ConfigMaps beyond revisionHistoryLimit (1) are
-// deleted while the previous one is kept. A change of the Secret key rolls
+// the rollout is done only the ConfigMaps that the ReplicaSets kept by
+// revisionHistoryLimit (1) mount stay, chosen by revision, not by age. A
+// change of the Secret key rolls
 // the pods through the configuration hash; resyncs write nothing.
 func TestFiles(t *testing.T) {
 	t.Parallel()
@@ -91,6 +92,23 @@ func TestFiles(t *testing.T) {
 		}
 	}
 
+	t.Log("Back to the second content, then a fourth: the second stays, mounted by the ReplicaSet the history keeps")
+	// The Deployment brings the second content's ReplicaSet back as the
+	// newest revision; after the fourth, revisionHistoryLimit 1 keeps that
+	// one and drops the third's, which was made later.
+	updateDO(t, ns, "web", withContent("level: debug\n"))
+	waitReady(t, ns, "web")
+	if got := filesConfigMapOf(t, ns); got != second {
+		t.Fatalf("back to the second content, the Deployment mounts %s, want %s", got, second)
+	}
+	updateDO(t, ns, "web", withContent("level: error\n"))
+	waitReady(t, ns, "web")
+	fourth := filesConfigMapOf(t, ns)
+	eventually(t, timeout, "the third ConfigMap of files deleted, the second kept", func() (bool, string, error) {
+		got := filesConfigMaps(t, ns)
+		return slices.Equal(got, sorted(second, fourth)), fmt.Sprint(got), nil
+	})
+
 	t.Log("The Secret key changes: the pods roll through the configuration hash")
 	hash := configHashOf(t, ns, "web")
 	rs := replicaSets(t, ns, "web")
@@ -107,8 +125,8 @@ func TestFiles(t *testing.T) {
 		return configHashOf(t, ns, "web") != hash && n > rs, fmt.Sprintf("%d ReplicaSets", n), nil
 	})
 	waitRolledOut(t, ns, "web")
-	if got := filesConfigMapOf(t, ns); got != third {
-		t.Errorf("a Secret change renamed the ConfigMap of files: %s, want %s", got, third)
+	if got := filesConfigMapOf(t, ns); got != fourth {
+		t.Errorf("a Secret change renamed the ConfigMap of files: %s, want %s", got, fourth)
 	}
 	expectQuiet(t, shared, ns, sharedResync+5*time.Second, false)
 }

@@ -14,11 +14,15 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
 
 	appv1 "deployobject.dev/controller/pkg/apis/app/v1"
 	"deployobject.dev/controller/pkg/children"
@@ -119,7 +123,10 @@ func endpoint(t *testing.T, m *unstructured.Unstructured, field string) map[stri
 
 // TestScraping: on a cluster without prometheus-operator's CRDs, a
 // DeployObject asking to be scraped is Ready, and its Monitoring condition
-// says MonitoringAPIUnavailable, without a retry loop; once the CRDs are
+// says MonitoringAPIUnavailable, without a retry loop (or
+// NetworkPolicyBlocksScraping, for a sidecar's port that its NetworkPolicy
+// keeps the scraper from, before and after the CRDs are installed, until
+// networkPolicy.monitoringFrom lets the scraper reach that port alone); once the CRDs are
 // installed the running controller makes the ServiceMonitor, which the
 // real API server stores with its defaulting; another writer's label
 // survives; resyncs and a controller restart write nothing; drift is
@@ -138,11 +145,23 @@ func TestScraping(t *testing.T) {
 		d.Spec.Monitoring = &appv1.Monitoring{Port: "http", Interval: &interval, ScrapeTimeout: &timeout,
 			Metadata: &appv1.ChildMetadata{Labels: map[string]string{"release": "kube-prometheus-stack"}}}
 	}))
+	// A sidecar's port behind a NetworkPolicy whose from reaches spec.ports
+	// only: the scrape is blocked, and the condition says so whether or
+	// not the cluster serves monitors.
+	create(t, newDO(ns, "locked", func(d *appv1.DeployObject) {
+		d.Spec.Sidecars = []corev1.Container{{Name: "exporter", Image: "prom/nginx-prometheus-exporter:1.4",
+			Ports: []corev1.ContainerPort{{Name: "exporter", ContainerPort: 9113}}}}
+		d.Spec.Monitoring = &appv1.Monitoring{Port: "exporter"}
+		d.Spec.NetworkPolicy = &appv1.NetworkPolicy{From: []appv1.NetworkPeer{{DeployObject: ptr.To("frontend")}}}
+	}))
 	if withoutCRDs {
 		c := waitChildCondition(t, ns, "web", appv1.ConditionMonitoring, metav1.ConditionFalse, appv1.ReasonMonitoringAPIUnavailable)
 		t.Logf("Monitoring without prometheus-operator: %s", c.Message)
+		c = waitChildCondition(t, ns, "locked", appv1.ConditionMonitoring, metav1.ConditionFalse, appv1.ReasonNetworkPolicyBlocksScraping)
+		t.Logf("Monitoring of a blocked port without prometheus-operator: %s", c.Message)
 		// Nothing else breaks: the application is Ready.
 		waitReady(t, ns, "web")
+		waitReady(t, ns, "locked")
 		// No retry loop: over three resyncs, no write and no retry.
 		expectQuiet(t, p, ns, 3*childrenResync, true)
 		installMonitoringCRDs(t)
@@ -171,6 +190,25 @@ func TestScraping(t *testing.T) {
 	}
 	c := waitChildCondition(t, ns, "web", appv1.ConditionMonitoring, metav1.ConditionTrue, appv1.ReasonMonitorCreated)
 	t.Logf("Monitoring: %s", c.Message)
+
+	// With the CRDs, the PodMonitor of the blocked port is made, and the
+	// condition still says that the policy keeps the scraper out; once
+	// monitoringFrom names where Prometheus runs, the policy lets it reach
+	// the sidecar's port, and only that port.
+	waitMonitor(t, children.PodMonitorResource, ns, "locked", timeout)
+	waitChildCondition(t, ns, "locked", appv1.ConditionMonitoring, metav1.ConditionFalse, appv1.ReasonNetworkPolicyBlocksScraping)
+	prometheus := appv1.NetworkPeer{NamespaceSelector: &appv1.LabelSelector{MatchLabels: map[string]string{"kubernetes.io/metadata.name": "monitoring"}}}
+	updateDO(t, ns, "locked", func(d *appv1.DeployObject) { d.Spec.NetworkPolicy.MonitoringFrom = &prometheus })
+	waitChildCondition(t, ns, "locked", appv1.ConditionMonitoring, metav1.ConditionTrue, appv1.ReasonMonitorCreated)
+	tcp, scrapePort := corev1.ProtocolTCP, intstr.FromInt32(9113)
+	wantScrape := networkingv1.NetworkPolicyIngressRule{
+		Ports: []networkingv1.NetworkPolicyPort{{Protocol: &tcp, Port: &scrapePort}},
+		From:  []networkingv1.NetworkPolicyPeer{{NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"kubernetes.io/metadata.name": "monitoring"}}}},
+	}
+	eventually(t, timeout, "the NetworkPolicy admits the scraper to the sidecar's port", func() (bool, string, error) {
+		ingress := getNetworkPolicy(t, ns, "locked").Spec.Ingress
+		return len(ingress) == 2 && equality.Semantic.DeepEqual(ingress[1], wantScrape), fmt.Sprintf("%+v", ingress), nil
+	})
 
 	// Another writer's label survives the resyncs, which write nothing.
 	kubectlPatch(t, ns, "servicemonitor/web", `[{"op":"add","path":"/metadata/labels/team","value":"shop"}]`)

@@ -154,9 +154,10 @@ const (
 // its name, a policy) turns Ready False as well.
 const (
 	// ConditionMonitoring tells whether the ServiceMonitor or PodMonitor
-	// exists: True with ReasonMonitorCreated, its kind and name in the
-	// message; False with ReasonMonitoringAPIUnavailable, ReasonProgressing
-	// (not made yet) or the reason that blocks it.
+	// exists and the NetworkPolicy lets its scraper in: True with
+	// ReasonMonitorCreated, its kind and name in the message; False with
+	// ReasonNetworkPolicyBlocksScraping, ReasonMonitoringAPIUnavailable,
+	// ReasonProgressing (not made yet) or the reason that blocks it.
 	ConditionMonitoring = "Monitoring"
 
 	// ReasonMonitorCreated: the ServiceMonitor or PodMonitor exists and is
@@ -170,4 +171,9 @@ const (
 	// not changed by it. The controller checks again periodically and makes
 	// the monitor once they are installed, without a restart.
 	ReasonMonitoringAPIUnavailable = "MonitoringAPIUnavailable"
+	// ReasonNetworkPolicyBlocksScraping: spec.networkPolicy admits nobody
+	// to monitoring.port: neither monitoringFrom is set nor does from reach
+	// that port (from reaches spec.ports only, so not a sidecar's port).
+	// Ready is not changed by it; the monitor is made all the same.
+	ReasonNetworkPolicyBlocksScraping = "NetworkPolicyBlocksScraping"
 )

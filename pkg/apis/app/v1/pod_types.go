@@ -314,8 +314,10 @@ type RolloutSpec struct {
 	// +kubebuilder:validation:Maximum=86400
 	ProgressDeadlineSeconds *int32 `json:"progressDeadlineSeconds,omitempty"`
 
-	// revisionHistoryLimit is how many old ReplicaSets are kept for
-	// `kubectl rollout undo`; 10 when unset.
+	// revisionHistoryLimit is how many old ReplicaSets the Deployment
+	// keeps, 10 when unset; the ConfigMaps of inline files they mount are
+	// kept with them. A `kubectl rollout undo` is undone as drift: go back
+	// by changing the DeployObject.
 	// +optional
 	// +kubebuilder:validation:Minimum=0
 	// +kubebuilder:validation:Maximum=100

@@ -839,6 +839,11 @@ func (in *NetworkPolicy) DeepCopyInto(out *NetworkPolicy) {
 		*out = new(NetworkPeer)
 		(*in).DeepCopyInto(*out)
 	}
+	if in.MonitoringFrom != nil {
+		in, out := &in.MonitoringFrom, &out.MonitoringFrom
+		*out = new(NetworkPeer)
+		(*in).DeepCopyInto(*out)
+	}
 	if in.Egress != nil {
 		in, out := &in.Egress, &out.Egress
 		*out = new(NetworkEgress)

@@ -24,8 +24,9 @@ package v1
 // NetworkPolicy asks for a NetworkPolicy (networking.k8s.io/v1) of the same
 // name for the DeployObject's pods. It admits traffic to the pods' ports
 // (spec.ports; every port when there are none) only from the peers in from,
-// and to the ports spec.route sends to also from routeFrom; everything else is refused,
-// so with neither set nothing may reach the pods. With egress set, the pods
+// to the ports spec.route sends to also from routeFrom, and to the port
+// spec.monitoring scrapes also from monitoringFrom; everything else is
+// refused, so with none of them set nothing may reach the pods. With egress set, the pods
 // may reach only egress.to, and DNS (port 53, UDP and TCP, anywhere, so
 // that name resolution keeps working wherever the cluster's resolver
 // runs). A NetworkPolicy is enforced by the cluster's network plugin; on a
@@ -39,6 +40,13 @@ type NetworkPolicyApplyConfiguration struct {
 	// ports the route sends to. Set it when spec.route is set and from does
 	// not admit them already.
 	RouteFrom *NetworkPeerApplyConfiguration `json:"routeFrom,omitempty"`
+	// monitoringFrom is where the scraper of spec.monitoring runs
+	// (Prometheus' pods): it may reach monitoring.port, and no other port.
+	// Set it when spec.monitoring is set and from does not admit the
+	// scraper to that port already: from reaches only spec.ports, so a
+	// sidecar's port needs it. Without it the Monitoring condition says
+	// that the policy blocks the scrape.
+	MonitoringFrom *NetworkPeerApplyConfiguration `json:"monitoringFrom,omitempty"`
 	// egress, when set, restricts the traffic the pods send: only to
 	// egress.to, and DNS. Unset, the pods may send anywhere.
 	Egress *NetworkEgressApplyConfiguration `json:"egress,omitempty"`
@@ -71,6 +79,14 @@ func (b *NetworkPolicyApplyConfiguration) WithFrom(values ...*NetworkPeerApplyCo
 // If called multiple times, the RouteFrom field is set to the value of the last call.
 func (b *NetworkPolicyApplyConfiguration) WithRouteFrom(value *NetworkPeerApplyConfiguration) *NetworkPolicyApplyConfiguration {
 	b.RouteFrom = value
+	return b
+}
+
+// WithMonitoringFrom sets the MonitoringFrom field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the MonitoringFrom field is set to the value of the last call.
+func (b *NetworkPolicyApplyConfiguration) WithMonitoringFrom(value *NetworkPeerApplyConfiguration) *NetworkPolicyApplyConfiguration {
+	b.MonitoringFrom = value
 	return b
 }
 

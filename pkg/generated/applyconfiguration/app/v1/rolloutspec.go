@@ -37,8 +37,10 @@ type RolloutSpecApplyConfiguration struct {
 	// before Ready turns False with reason ProgressDeadlineExceeded; 600
 	// when unset. It must exceed minReadySeconds.
 	ProgressDeadlineSeconds *int32 `json:"progressDeadlineSeconds,omitempty"`
-	// revisionHistoryLimit is how many old ReplicaSets are kept for
-	// `kubectl rollout undo`; 10 when unset.
+	// revisionHistoryLimit is how many old ReplicaSets the Deployment
+	// keeps, 10 when unset; the ConfigMaps of inline files they mount are
+	// kept with them. A `kubectl rollout undo` is undone as drift: go back
+	// by changing the DeployObject.
 	RevisionHistoryLimit *int32 `json:"revisionHistoryLimit,omitempty"`
 }
 
