@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -47,11 +48,21 @@ func (c orphanedChild) String() string { return c.resource.Resource + " " + c.na
 // as TestRouteRules and TestGRPCRoute do.
 func TestEveryKindIsAdopted(t *testing.T) {
 	t.Parallel()
+	installed := false
 	if !gatewayAPIServed(t) {
 		installGatewayAPI(t)
+		installed = true
 	}
 	if !monitoringServed(t) {
 		installMonitoringCRDs(t)
+		installed = true
+	}
+	if installed {
+		// The garbage collector learns of new kinds from discovery, every
+		// 30 s. A dependent of a kind it does not know yet is not
+		// orphaned with the others; once it knows the kind, it finds the
+		// owner gone and deletes the dependent.
+		time.Sleep(35 * time.Second)
 	}
 	ns := newNamespace(t)
 	specs := map[string]func(*appv1.DeployObject){
