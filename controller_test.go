@@ -22,12 +22,10 @@ import (
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
-	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
@@ -35,7 +33,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/apimachinery/pkg/util/wait"
-	dynamicfake "k8s.io/client-go/dynamic/fake"
 	coreinformers "k8s.io/client-go/informers/core/v1"
 	"k8s.io/client-go/kubernetes"
 	k8sfake "k8s.io/client-go/kubernetes/fake"
@@ -48,9 +45,6 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/klog/v2/ktesting"
 	"k8s.io/utils/ptr"
-	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
-	gatewayfake "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned/fake"
-	gatewaylisters "sigs.k8s.io/gateway-api/pkg/client/listers/apis/v1"
 	"sigs.k8s.io/yaml"
 
 	appv1 "deployobject.dev/controller/pkg/apis/app/v1"
@@ -80,20 +74,6 @@ type fixture struct {
 	services    []*corev1.Service
 	pdbs        []*policyv1.PodDisruptionBudget
 	hpas        []*autoscalingv2.HorizontalPodAutoscaler
-	ingresses   []*networkingv1.Ingress
-	policies    []*networkingv1.NetworkPolicy
-	accounts    []*corev1.ServiceAccount
-	httpRoutes  []*gatewayv1.HTTPRoute
-	grpcRoutes  []*gatewayv1.GRPCRoute
-	// gatewayAPI: the cluster serves HTTPRoutes, and their cache has
-	// synced.
-	gatewayAPI bool
-	// monitors are ServiceMonitors and PodMonitors; monitoring: the
-	// cluster serves both, and their caches have synced.
-	monitors   []*unstructured.Unstructured
-	monitoring bool
-	// unlistedMonitors are in the API server but not in the caches.
-	unlistedMonitors []*unstructured.Unstructured
 	// unlisted are objects the API server has but the informers do not,
 	// like children without the managed-by label.
 	unlisted []runtime.Object
@@ -106,11 +86,9 @@ type fixture struct {
 	// podSecurity is --pod-security-profile; none when empty.
 	podSecurity children.PodSecurityProfile
 
-	client        *fake.Clientset
-	kubeClient    *k8sfake.Clientset
-	gatewayClient *gatewayfake.Clientset
-	dynamicClient *dynamicfake.FakeDynamicClient
-	recorder      *events.FakeRecorder
+	client     *fake.Clientset
+	kubeClient *k8sfake.Clientset
+	recorder   *events.FakeRecorder
 	// dobjIndexer and deployIndexer are the DeployObject and Deployment
 	// caches of the last newController.
 	dobjIndexer, deployIndexer cache.Indexer
@@ -147,47 +125,6 @@ func (f *fixture) newController(ctx context.Context) *Controller {
 		return true, applied, nil
 	})
 	f.kubeClient = k8sfake.NewClientset(kubeObjs...)
-	var routeObjs []runtime.Object
-	for _, r := range f.httpRoutes {
-		routeObjs = append(routeObjs, r)
-	}
-	for _, r := range f.grpcRoutes {
-		routeObjs = append(routeObjs, r)
-	}
-	f.gatewayClient = gatewayfake.NewClientset(routeObjs...)
-	gateway := &caches.GatewayRoutes{Client: f.gatewayClient}
-	if f.gatewayAPI {
-		routes := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{})
-		for _, r := range f.httpRoutes {
-			mustAdd(f.t, routes, r.DeepCopy())
-		}
-		gateway.Lister = gatewaylisters.NewHTTPRouteLister(routes)
-		grpcRoutes := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{})
-		for _, r := range f.grpcRoutes {
-			mustAdd(f.t, grpcRoutes, r.DeepCopy())
-		}
-		gateway.GRPCLister = gatewaylisters.NewGRPCRouteLister(grpcRoutes)
-	}
-	var monitorObjs []runtime.Object
-	for _, m := range append(slices.Clone(f.monitors), f.unlistedMonitors...) {
-		monitorObjs = append(monitorObjs, m)
-	}
-	f.dynamicClient = dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), map[schema.GroupVersionResource]string{
-		children.ServiceMonitorResource: "ServiceMonitorList",
-		children.PodMonitorResource:     "PodMonitorList",
-	}, monitorObjs...)
-	monitors := &caches.Monitors{Client: f.dynamicClient}
-	if f.monitoring {
-		byKind := map[string]cache.Indexer{}
-		for _, kind := range []string{children.KindServiceMonitor, children.KindPodMonitor} {
-			byKind[kind] = cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{})
-		}
-		for _, m := range f.monitors {
-			mustAdd(f.t, byKind[m.GetKind()], m.DeepCopy())
-		}
-		monitors.ServiceMonitorLister = cache.NewGenericLister(byKind[children.KindServiceMonitor], children.ServiceMonitorResource.GroupResource())
-		monitors.PodMonitorLister = cache.NewGenericLister(byKind[children.KindPodMonitor], children.PodMonitorResource.GroupResource())
-	}
 	f.recorder = events.NewFakeRecorder(10)
 
 	inf, err := caches.NewInformers(f.kubeClient, f.client, metav1.NamespaceAll, 0, caches.NamedInformers{})
@@ -208,8 +145,10 @@ func (f *fixture) newController(ctx context.Context) *Controller {
 	// As NewController's defaults were before main passed the flags: no
 	// batching, configuration tracked only when the test asks, without a
 	// delay or a grace for missing configuration.
+	// The cluster serves neither the Gateway API nor prometheus-operator's
+	// monitors: their children are pkg/reconcile's to test.
 	c, err := NewController(ctx, f.kubeClient, f.client, inf,
-		gateway, monitors,
+		nil, nil,
 		f.recorder, nil, Config{
 			ShutdownGrace:     10 * time.Second,
 			CacheSyncTimeout:  2 * time.Minute,
@@ -242,8 +181,7 @@ func (f *fixture) newController(ctx context.Context) *Controller {
 // children are the fixture's typed children, in the API server and in the
 // caches of caches.ChildKinds.
 func (f *fixture) children() []runtime.Object {
-	return slices.Concat(objects(f.deployments), objects(f.services), objects(f.accounts), objects(f.configMaps),
-		objects(f.pdbs), objects(f.hpas), objects(f.ingresses), objects(f.policies))
+	return slices.Concat(objects(f.deployments), objects(f.services), objects(f.configMaps), objects(f.pdbs), objects(f.hpas))
 }
 
 func objects[T runtime.Object](items []T) []runtime.Object {
@@ -274,7 +212,7 @@ func (f *fixture) sync() ([]core.Action, error) {
 	_, ctx := ktesting.NewTestContext(f.t)
 	c := f.newController(ctx)
 	err := c.syncHandler(ctx, testobjects.TestKey)
-	return writes(f.kubeClient.Actions(), f.client.Actions(), f.gatewayClient.Actions(), f.dynamicClient.Actions()), err
+	return writes(f.kubeClient.Actions(), f.client.Actions()), err
 }
 
 func writes(lists ...[]core.Action) []core.Action {
@@ -1724,17 +1662,7 @@ func appliedDeployment(t *testing.T, a core.Action) *appsv1.Deployment {
 	return &d
 }
 
-// storedDeployment is the Deployment web as the fake API server holds it.
-func storedDeployment(t *testing.T, f *fixture) *appsv1.Deployment {
-	t.Helper()
-	d, err := f.kubeClient.AppsV1().Deployments(testobjects.TestKey.Namespace).Get(context.Background(), testobjects.TestKey.Name, metav1.GetOptions{})
-	if err != nil {
-		t.Fatalf("reading the Deployment: %v", err)
-	}
-	return d
-}
-
-// withOptionalChildren gives f the live children of dobj, and dobj the
+// withLiveChildren gives f the live children of dobj, and dobj the
 // status of a sync that found them.
 func (f *fixture) withLiveChildren(dobj *appv1.DeployObject) {
 	inSync(dobj)
@@ -1746,9 +1674,6 @@ func (f *fixture) withLiveChildren(dobj *appv1.DeployObject) {
 	}
 	if h := testobjects.LiveHPA(dobj); h != nil {
 		f.hpas = []*autoscalingv2.HorizontalPodAutoscaler{h}
-	}
-	if a := testobjects.LiveServiceAccount(dobj); a != nil {
-		f.accounts = []*corev1.ServiceAccount{a}
 	}
 }
 
