@@ -167,8 +167,10 @@ func eachKind() []kindCases {
 		},
 		{
 			kind: children.KindHPA, resource: "horizontalpodautoscalers",
-			asks:        []func(*appv1.DeployObject){testobjects.WithAutoscaling},
-			created:     []string{"deployments", "services", "horizontalpodautoscalers"},
+			asks: []func(*appv1.DeployObject){testobjects.WithAutoscaling},
+			// After the PodDisruptionBudget.
+			createdAsks: []func(*appv1.DeployObject){testobjects.WithBudget, testobjects.WithAutoscaling},
+			created:     []string{"deployments", "services", "poddisruptionbudgets", "horizontalpodautoscalers"},
 			createdAlso: conditionFor(appv1.ConditionAutoscaling),
 			desired:     optionalChild(children.DesiredHPA), live: live(testobjects.LiveHPA),
 			drift: func(obj runtime.Object) { obj.(*autoscalingv2.HorizontalPodAutoscaler).Spec.MaxReplicas = 100 },
@@ -416,6 +418,9 @@ func TestSyncEachKind(t *testing.T) {
 			serve(f)
 			dobj := asking()
 			f.inLine(dobj, withOthersMetadata(k.live(dobj)))
+			if c := conditionOf(dobj.Status, k.condition); k.condition != "" && (c == nil || c.Status != metav1.ConditionTrue || !strings.Contains(c.Message, k.kind+" "+k.nameOf(dobj))) {
+				t.Fatalf("%s condition = %+v, want True about %s %s", k.condition, c, k.kind, k.nameOf(dobj))
+			}
 			res := f.mustSync(dobj)
 			expectActions(t, f.writes())
 			expectNothingDone(t, dobj, res)
@@ -503,12 +508,10 @@ func TestSyncEachKind(t *testing.T) {
 			if p := problemOf(res, k.kind); p == nil || p.Reason != appv1.ReasonResourceConflict || !p.Retry {
 				t.Errorf("problem = %+v, want a ResourceConflict retried", p)
 			}
-			condType := k.condition
-			if condType == "" {
-				condType = appv1.ConditionReady
-			}
-			if c := conditionOf(statusAfter(dobj, res), condType); c == nil || c.Reason != appv1.ReasonResourceConflict {
-				t.Errorf("%s condition = %+v, want ResourceConflict", condType, c)
+			for _, condType := range []string{appv1.ConditionReady, k.condition} {
+				if c := conditionOf(statusAfter(dobj, res), condType); condType != "" && (c == nil || c.Reason != appv1.ReasonResourceConflict) {
+					t.Errorf("%s condition = %+v, want ResourceConflict", condType, c)
+				}
 			}
 		})
 		for _, foreign := range []struct {
