@@ -110,7 +110,9 @@ func LiveDeployment(dobj *appv1.DeployObject) *appsv1.Deployment {
 	d.ResourceVersion = "20"
 	d.Generation = 1
 	d.Spec.Strategy = appsv1.DeploymentStrategy{Type: appsv1.RollingUpdateDeploymentStrategyType}
-	d.Spec.RevisionHistoryLimit = ptr.To[int32](10)
+	if d.Spec.RevisionHistoryLimit == nil {
+		d.Spec.RevisionHistoryLimit = ptr.To[int32](10)
+	}
 	d.Spec.Template.Spec.RestartPolicy = corev1.RestartPolicyAlways
 	d.Spec.Template.Spec.DNSPolicy = corev1.DNSClusterFirst
 	c := &d.Spec.Template.Spec.Containers[0]
