@@ -20,6 +20,34 @@ import (
 	"deployobject.dev/controller/pkg/children"
 )
 
+// collectorKnowsKinds waits until the garbage collector knows the kinds of
+// the CRDs named: it learns new kinds from discovery every 30 s, and a
+// dependent of a kind it does not know yet is not orphaned with the others
+// by an orphaning delete; once it knows the kind, it finds the owner gone
+// and deletes the dependent. The CRDs may be minutes old (installed by
+// TestRoutesHTTPRoute and TestScraping) or seconds.
+func collectorKnowsKinds(t *testing.T, crds ...string) {
+	t.Helper()
+	const resync = 30 * time.Second
+	resource := schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
+	var newest time.Time
+	for _, name := range crds {
+		crd, err := env.dynamic.Resource(resource).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatalf("reading CRD %s: %v", name, err)
+		}
+		if c := crd.GetCreationTimestamp().Time; c.After(newest) {
+			newest = c
+		}
+	}
+	// One resync, and as long again for the collector's informers of
+	// the new kinds to sync.
+	if wait := time.Until(newest.Add(2 * resync)); wait > 0 {
+		t.Logf("waiting %s for the garbage collector to learn of CRDs made at %s", wait.Round(time.Second), newest.Format(time.TimeOnly))
+		time.Sleep(wait)
+	}
+}
+
 // orphanedChild is one child of a DeployObject of TestEveryKindIsAdopted.
 type orphanedChild struct {
 	resource schema.GroupVersionResource
@@ -48,22 +76,14 @@ func (c orphanedChild) String() string { return c.resource.Resource + " " + c.na
 // as TestRouteRules and TestGRPCRoute do.
 func TestEveryKindIsAdopted(t *testing.T) {
 	t.Parallel()
-	installed := false
 	if !gatewayAPIServed(t) {
 		installGatewayAPI(t)
-		installed = true
 	}
 	if !monitoringServed(t) {
 		installMonitoringCRDs(t)
-		installed = true
 	}
-	if installed {
-		// The garbage collector learns of new kinds from discovery, every
-		// 30 s. A dependent of a kind it does not know yet is not
-		// orphaned with the others; once it knows the kind, it finds the
-		// owner gone and deletes the dependent.
-		time.Sleep(35 * time.Second)
-	}
+	collectorKnowsKinds(t, "httproutes.gateway.networking.k8s.io", "grpcroutes.gateway.networking.k8s.io",
+		children.ServiceMonitorResource.GroupResource().String(), children.PodMonitorResource.GroupResource().String())
 	ns := newNamespace(t)
 	specs := map[string]func(*appv1.DeployObject){
 		"web": func(d *appv1.DeployObject) {
