@@ -81,7 +81,7 @@ func DesiredService(dobj *appv1.DeployObject) *corev1.Service {
 // has no record of its appProtocols; it gets one with the first write
 // from a spec that sets one, and until then an appProtocol the spec
 // dropped cannot be told from someone else's and is kept.
-
+//
 // appProtocolField is the record's name of the appProtocol of the port
 // named port (port names hold no comma).
 func appProtocolField(port string) string {
