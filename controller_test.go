@@ -1467,7 +1467,9 @@ func TestSyncConfigRolloutWaitsForASlot(t *testing.T) {
 			}
 			actions := writes(f.kubeClient.Actions(), f.client.Actions())
 			expectActions(t, actions, tc.want...)
-			if ready := conditionOf(t, actions[len(actions)-1], appv1.ConditionReady); ready == nil || ready.Reason != tc.reason {
+			if ready := conditionOf(t, actions[len(actions)-1], appv1.ConditionReady); ready == nil {
+				t.Errorf("no Ready condition, want reason %s", tc.reason)
+			} else if ready.Reason != tc.reason {
 				t.Errorf("Ready = %s %q, want %s", ready.Reason, ready.Message, tc.reason)
 			}
 			if actions[0].GetVerb() == "patch" && actions[0].GetResource().Resource == "deployments" && tc.waits {
