@@ -120,13 +120,20 @@ test-image: image ## Check the image: its platforms, annotations and SBOMs, each
 	fi
 
 FUZZTIME ?= 10s
+# fuzz-run,TIME: go test -fuzz of every fuzz target under pkg/ for TIME.
+fuzz-run = found=0; for pkg in $$(grep -rl --include='*_test.go' '^func Fuzz' pkg | xargs -n1 dirname | sort -u | sed 's|^|./|'); do \
+		for target in $$(go test -list '^Fuzz' $$pkg | grep '^Fuzz'); do \
+			found=1; go test -run '^$$' -fuzz "^$$target\$$" -fuzztime $(1) $$pkg || exit 1; \
+		done; \
+	done; if [[ $$found == 0 ]]; then echo "no fuzz target found" >&2; exit 1; fi
+
 .PHONY: test-fuzz
 test-fuzz: ## Run each fuzz target for FUZZTIME (default 10s); seed corpora are in each package's testdata/fuzz.
-	@found=0; for pkg in $$(grep -rl --include='*_test.go' '^func Fuzz' pkg | xargs -n1 dirname | sort -u | sed 's|^|./|'); do \
-		for target in $$(go test -list '^Fuzz' $$pkg | grep '^Fuzz'); do \
-			found=1; go test -run '^$$' -fuzz "^$$target\$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; \
-		done; \
-	done; if [[ $$found == 0 ]]; then echo "test-fuzz: no fuzz target found" >&2; exit 1; fi
+	@$(call fuzz-run,$(FUZZTIME))
+
+.PHONY: fuzz-build
+fuzz-build: ## Build each fuzz target's instrumented test binary and run it once over its seed corpus; make test runs it beside the e2e tests, so that test-fuzz after them fuzzes from the first second.
+	@$(call fuzz-run,1x)
 
 .PHONY: test-e2e
 test-e2e: build ## End-to-end tests against a fresh local cluster, removed afterwards.
@@ -142,8 +149,8 @@ test-compat: build ## The e2e tests of COMPAT_TESTS on the oldest supported Kube
 	CLUSTER_MODFILE=$(CURDIR)/hack/tools/compat.mod E2E_CLUSTER=deployobject-compat hack/e2e.sh -run '^($(COMPAT_TESTS))$$'
 
 .PHONY: test
-test: ## Unit tests, GitOps health checks, the monitoring component, the Helm chart, the image, short fuzzing, then end-to-end tests. What CI runs.
-	@hack/phases.sh test-unit test-gitops test-monitoring test-chart test-image test-fuzz test-e2e
+test: ## End-to-end tests, with the unit tests, GitOps health checks, the monitoring component, the Helm chart, the image and the fuzzers' builds beside them (under nice), then short fuzzing. What CI runs.
+	@hack/phases.sh test-e2e test-fuzz --beside test-unit test-gitops test-monitoring test-chart test-image fuzz-build
 
 .PHONY: run
 run: build ## Start the local cluster and run the controller against it.
