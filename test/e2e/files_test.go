@@ -23,8 +23,9 @@ import (
 // change of it makes one new ConfigMap and one new ReplicaSet, and once
 // the rollout is done only the ConfigMaps that the ReplicaSets kept by
 // revisionHistoryLimit (1) mount stay, chosen by revision, not by age. A
-// change of the Secret key rolls
-// the pods through the configuration hash; resyncs write nothing.
+// change of the Secret key rolls the pods through the configuration hash,
+// which drops the last ReplicaSet of an older content; resyncs write
+// nothing.
 func TestFiles(t *testing.T) {
 	t.Parallel()
 	ns := newNamespace(t)
@@ -128,6 +129,15 @@ func TestFiles(t *testing.T) {
 	if got := filesConfigMapOf(t, ns); got != fourth {
 		t.Errorf("a Secret change renamed the ConfigMap of files: %s, want %s", got, fourth)
 	}
+	// Both ReplicaSets the history keeps now mount the fourth ConfigMap: the
+	// Deployment controller drops the second's ReplicaSet once the rollout
+	// is complete, without the controller being told, so the second goes at
+	// the DeployObject's next sync, at the latest its resync (docs/files.md).
+	// Only then is the DeployObject in a steady state.
+	eventually(t, sharedResync+timeout, "the second ConfigMap of files deleted once no kept ReplicaSet mounts it", func() (bool, string, error) {
+		got := filesConfigMaps(t, ns)
+		return slices.Equal(got, []string{fourth}), fmt.Sprint(got), nil
+	})
 	expectQuiet(t, shared, ns, sharedResync+5*time.Second, false)
 }
 
