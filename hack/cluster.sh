@@ -240,6 +240,10 @@ up() {
 		# OwnerReferencesPermissionEnforcement: on in several managed and
 		# enterprise distributions, so the e2e suite proves the deploy/ RBAC
 		# under it (kube-apiserver adds it to its default plugins).
+		# unsafe-no-fsync: a cluster made to be thrown away loses nothing
+		# that matters if the machine fails, and etcd's fsyncs would
+		# otherwise wait on the disk behind every write the tests make,
+		# the longer when builds share that disk.
 		# leader-elect=false: one replica of each component, and with a lease
 		# they exit (nothing restarts them) when the API server is away for
 		# longer than the lease, which the fault tests do on purpose.
@@ -256,6 +260,7 @@ up() {
 			--extra-args "kube-apiserver=service-cluster-ip-range=10.96.0.0/16" \
 			--extra-args "kube-apiserver=enable-admission-plugins=OwnerReferencesPermissionEnforcement" \
 			--disable-qps-limits \
+			--extra-args "etcd=unsafe-no-fsync=true" \
 			--extra-args "kube-controller-manager=leader-elect=false" \
 			--extra-args "kube-scheduler=leader-elect=false" \
 			--wait 120s \
