@@ -22,10 +22,12 @@ phase() {
 
 # The release artifacts TestReleaseArtifacts installs: dist/ as `make
 # build-installer` writes it, and the helm CLI of the version hack/release
-# pins (its go.mod's tool directive), both before the cluster starts.
+# pins (its go.mod's tool directive), both before the cluster starts. `go
+# tool -n` prints the path of the helm binary in the build cache, built
+# there once rather than linked again into each checkout.
 start=$(date +%s)
 make --no-print-directory build-installer >&2
-go build -C hack/release -o "${ROOT}/bin/helm" helm.sh/helm/v4/cmd/helm
+helm=$(go -C hack/release tool -n helm)
 phase release-artifacts "${start}"
 
 start=$(date +%s)
@@ -65,7 +67,7 @@ E2E_KUBECONFIG="${kubeconfig}" \
 E2E_CONTROLLER_BIN="${ROOT}/bin/deployobject-controller" \
 E2E_KUBECTL="$(hack/cluster.sh bindir)/kubectl" \
 E2E_DIST="${ROOT}/dist" \
-E2E_HELM="${ROOT}/bin/helm" \
+E2E_HELM="${helm}" \
     go test -tags e2e -count=1 -timeout 40m -parallel "${E2E_PARALLEL}" -v ./test/e2e/ "$@" 2>&1 | tee "${E2E_LOG}" || status=$?
 phase tests "${start}"
 summary
