@@ -117,6 +117,24 @@ func TestQuotaRefusalsAreReported(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// The quota admission plugin reads quotas from the API server's cache,
+	// and a quota it has not seen yet refuses nothing: under load a
+	// Deployment was made before the quota took effect. Once the quota
+	// controller has written a quota's status, the watch that feeds that
+	// cache has delivered it.
+	eventually(t, timeout, "the quotas in effect", func() (bool, string, error) {
+		list, err := env.kube.CoreV1().ResourceQuotas(ns).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false, "", err
+		}
+		counted := 0
+		for _, q := range list.Items {
+			if len(q.Status.Hard) > 0 {
+				counted++
+			}
+		}
+		return counted == 2, fmt.Sprintf("%d of 2 quotas with a status", counted), nil
+	})
 	create(t, newDO(ns, "web", func(d *appv1.DeployObject) { d.Spec.ServiceType = appv1.ServiceTypeLoadBalancer }))
 	cond := expectBlocked(t, ns, "web", appv1.ReasonQuotaExceeded, "deployments", 2)
 	for _, want := range []string{"Deployment web", "Service web", "exceeded quota"} {

@@ -374,7 +374,17 @@ func TestRouteRules(t *testing.T) {
 		ptr.Deref(redirect.Spec.ParentRefs[0].SectionName, "") != "http" || len(redirect.Spec.Hostnames) != 2 {
 		t.Fatalf("redirect HTTPRoute as stored: %+v", redirect.Spec)
 	}
-	ing := getIngress(t, ns, "ing")
+	// DeployObject ing is a second object, synced on its own: its Ingress
+	// may come after gw's routes.
+	var ing *networkingv1.Ingress
+	eventually(t, timeout, "Ingress ing made", func() (bool, string, error) {
+		i, err := env.kube.NetworkingV1().Ingresses(ns).Get(ctx, "ing", metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return false, "not yet", nil
+		}
+		ing = i
+		return err == nil, "", err
+	})
 	if paths := ing.Spec.Rules[0].HTTP.Paths; len(ing.Spec.Rules) != 2 || len(paths) != 2 ||
 		*paths[0].PathType != networkingv1.PathTypeExact || paths[0].Backend.Service.Port.Name != "admin" ||
 		*paths[1].PathType != networkingv1.PathTypePrefix || paths[1].Path != "/" || paths[1].Backend.Service.Port.Name != "http" {
