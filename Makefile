@@ -135,6 +135,10 @@ test-fuzz: ## Run each fuzz target for FUZZTIME (default 10s); seed corpora are 
 fuzz-build: ## Build each fuzz target's instrumented test binary and run it once over its seed corpus; make test runs it beside the e2e tests, so that test-fuzz after them fuzzes from the first second.
 	@$(call fuzz-run,1x)
 
+.PHONY: test-mutations
+test-mutations: ## Mutation testing (gremlins v0.6.0, one worker) of pkg/children, pkg/status, pkg/configrollout and pkg/caches, one after another; prints killed, lived, not covered, timed out, efficacy and coverage per package. Not in CI.
+	hack/mutations.sh
+
 .PHONY: test-e2e
 test-e2e: build ## End-to-end tests against a fresh local cluster, removed afterwards.
 	hack/e2e.sh

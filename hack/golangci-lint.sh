@@ -12,25 +12,17 @@ set -o errexit -o nounset -o pipefail
 readonly VERSION=v2.15.0
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd -P)
 readonly ROOT
-readonly CACHE_DIR="${DEPLOYOBJECT_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/deployobject-controller}"
-readonly BIN_DIR="${CACHE_DIR}/golangci-lint-${VERSION}"
 readonly MODULES=(. test/gitops test/monitoring test/bench/peer hack/image hack/release)
 
-if [[ ! -x "${BIN_DIR}/golangci-lint" ]]; then
-	echo "golangci-lint: building ${VERSION} into ${BIN_DIR} (first time only)" >&2
-	mkdir -p "${BIN_DIR}"
-	# A temporary directory of its own, so that a build cut short leaves no
-	# binary behind that looks finished.
-	tmp=$(mktemp -d "${BIN_DIR}/.build.XXXXXX")
-	trap 'rm -rf "${tmp}"' EXIT
-	GOBIN="${tmp}" go install "github.com/golangci/golangci-lint/v2/cmd/golangci-lint@${VERSION}"
-	mv "${tmp}/golangci-lint" "${BIN_DIR}/golangci-lint"
-fi
+# shellcheck source=hack/gotool.sh
+source "${ROOT}/hack/gotool.sh"
+GOLANGCI_LINT=$(gotool golangci-lint github.com/golangci/golangci-lint/v2/cmd/golangci-lint "${VERSION}")
+readonly GOLANGCI_LINT
 
 status=0
 for module in "${MODULES[@]}"; do
 	echo "golangci-lint: ${module}" >&2
-	if ! (cd "${ROOT}/${module}" && "${BIN_DIR}/golangci-lint" run --config "${ROOT}/.golangci.yml" "$@" ./...); then
+	if ! (cd "${ROOT}/${module}" && "${GOLANGCI_LINT}" run --config "${ROOT}/.golangci.yml" "$@" ./...); then
 		status=1
 	fi
 done

@@ -63,3 +63,30 @@ func TestDiscoveredComesBackAfterARelist(t *testing.T) {
 	inf.version = "12"
 	step(true, true, true, "lost, the informer listed anew")
 }
+
+// TestDiscoveredHasSynced: for the route caches and the monitor caches
+// alike, syncs may start at once when the controller follows no such kind
+// (nil), and otherwise only once discovery has answered.
+func TestDiscoveredHasSynced(t *testing.T) {
+	answeredRoutes, answeredMonitors := &GatewayRoutes{}, &Monitors{}
+	answeredRoutes.d.decided.Store(true)
+	answeredMonitors.d.decided.Store(true)
+	for _, tc := range []struct {
+		name   string
+		caches interface{ HasSynced() bool }
+		want   bool
+	}{
+		{"no route caches", (*GatewayRoutes)(nil), true},
+		{"routes, discovery not answered yet", &GatewayRoutes{}, false},
+		{"routes, discovery answered", answeredRoutes, true},
+		{"no monitor caches", (*Monitors)(nil), true},
+		{"monitors, discovery not answered yet", &Monitors{}, false},
+		{"monitors, discovery answered", answeredMonitors, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := tc.caches.HasSynced(); got != tc.want {
+				t.Errorf("HasSynced() = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
