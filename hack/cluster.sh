@@ -149,7 +149,7 @@ build() {
 	fi
 	mkdir -p "${BIN_DIR}" "${KWOK_BIN_DIR}"
 	rm -rf "${BIN_DIR}"/*.tmp.* "${BIN_DIR}"/.build.* "${KWOK_BIN_DIR}"/.install.* # left by interrupted builds
-	log "building into ${CACHE_DIR} (first time only; ~8 min cold on 2 cores): ${k8s[*]} ${kwok[*]}"
+	log "building into ${CACHE_DIR} (first time only; it took 43 min on 2 cores beside the rest of a cold .ci/run): ${k8s[*]} ${kwok[*]}"
 
 	# Without these the binaries report v0.0.0 (server version, user agents).
 	# component-base feeds `version`/`--version`; client-go's copy feeds the
