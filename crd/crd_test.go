@@ -113,7 +113,8 @@ func TestCRDIsValid(t *testing.T) {
 // that holds a type of another module (k8s.io/api, the Gateway API). Below
 // such a field the descriptions are dropped (hack/crdpost): the type's own
 // `kubectl explain` documents it, and the CRD must fit client-side apply
-// (TestCRDFitsClientSideApply).
+// (TestCRDFitsClientSideApply). So are those below each metric source of
+// spec.autoscaling.metrics, which restate autoscaling/v2's.
 func TestEveryFieldIsDocumented(t *testing.T) {
 	crd, _ := loadCRD(t)
 	var walk func(path string, p *apiextensions.JSONSchemaProps, typ reflect.Type)
@@ -125,8 +126,9 @@ func TestEveryFieldIsDocumented(t *testing.T) {
 				t.Errorf("%s has no description", childPath)
 			}
 			// The volume sources hack/crdpost declares to refuse them are
-			// not in the Go type.
-			if ft, ok := fields[name]; ok {
+			// not in the Go type. Below a metric source, it drops the
+			// descriptions that restate autoscaling/v2's.
+			if ft, ok := fields[name]; ok && path != ".spec.autoscaling.metrics[]" {
 				if e := elemType(ft); e.Kind() == reflect.Struct && strings.HasPrefix(e.PkgPath(), "deployobject.dev/") {
 					walk(childPath, &child, e)
 				}
@@ -214,10 +216,10 @@ func TestCRDFitsClientSideApply(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	const annotationLimit = 256 * 1024
+	const annotationLimit, budget = 256 * 1024, 240_000
 	t.Logf("the CRD is %d bytes as JSON, %.0f %% of the %d bytes an annotation holds", len(asJSON), 100*float64(len(asJSON))/annotationLimit, annotationLimit)
-	if len(asJSON) > annotationLimit {
-		t.Errorf("the CRD is %d bytes as JSON, over the %d bytes of the last-applied-configuration annotation: `kubectl apply -f crd/` fails", len(asJSON), annotationLimit)
+	if len(asJSON) > budget {
+		t.Errorf("the CRD is %d bytes as JSON, over the budget of %d bytes (the last-applied-configuration annotation of `kubectl apply -f crd/` holds %d)", len(asJSON), budget, annotationLimit)
 	}
 }
 

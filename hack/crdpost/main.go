@@ -27,6 +27,10 @@
 //     (for example `kubectl explain pod.spec.containers.livenessProbe`), and
 //     their descriptions would make the CRD too large for client-side
 //     apply, whose last-applied annotation holds at most 256 KiB.
+//   - For the same reason it drops the descriptions below each metric
+//     source of spec.autoscaling.metrics (resource, pods, object, external,
+//     containerResource): those types restate autoscaling/v2's, field for
+//     field, and `kubectl explain hpa.spec.metrics` documents them.
 package main
 
 import (
@@ -92,6 +96,9 @@ func run(path string) error {
 		spec.Properties["volumes"] = volumes
 		refuseAlphaFields(&spec, reflect.TypeFor[appv1.DeployObjectSpec]())
 		dropForeignDescriptions(&spec, reflect.TypeFor[appv1.DeployObjectSpec]())
+		if err := dropMetricSourceDescriptions(&spec); err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
 		root.Properties["spec"] = spec
 		if status, ok := root.Properties["status"]; ok {
 			dropForeignDescriptions(&status, reflect.TypeFor[appv1.DeployObjectStatus]())
@@ -441,6 +448,26 @@ func dropForeignDescriptions(s *apiextensionsv1.JSONSchemaProps, t reflect.Type)
 		walkBelow(s, func(c *apiextensionsv1.JSONSchemaProps) { c.Description = "" })
 		return false
 	})
+}
+
+// dropMetricSourceDescriptions drops the descriptions below each property
+// of spec.autoscaling.metrics' items, keeping the properties' own.
+func dropMetricSourceDescriptions(spec *apiextensionsv1.JSONSchemaProps) error {
+	autoscaling, ok := spec.Properties["autoscaling"]
+	if !ok {
+		return fmt.Errorf("spec has no autoscaling")
+	}
+	metrics, ok := autoscaling.Properties["metrics"]
+	if !ok || metrics.Items == nil || metrics.Items.Schema == nil {
+		return fmt.Errorf("spec.autoscaling.metrics is not a list")
+	}
+	for name, source := range metrics.Items.Schema.Properties {
+		walkBelow(&source, func(c *apiextensionsv1.JSONSchemaProps) { c.Description = "" })
+		metrics.Items.Schema.Properties[name] = source
+	}
+	autoscaling.Properties["metrics"] = metrics
+	spec.Properties["autoscaling"] = autoscaling
+	return nil
 }
 
 // walkTyped calls f on s, the schema of the Go struct type t (without the

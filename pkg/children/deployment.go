@@ -134,10 +134,11 @@ func StampTemplateHashes(desired *appsv1.Deployment, spec *appv1.DeployObjectSpe
 
 // podSpecHash identifies what spec asks of the pod template: the spec
 // without the fields that shape only the other children or the Deployment
-// around its template (replicas, strategy).
+// around its template (replicas, strategy, canary). It is the canary's
+// revision too, so adding or changing spec.canary starts no canary.
 func podSpecHash(spec *appv1.DeployObjectSpec) (string, error) {
 	s := *spec
-	s.Replicas, s.ServiceType, s.DisruptionBudget, s.Autoscaling, s.Route = nil, "", nil, nil, nil
+	s.Replicas, s.ServiceType, s.DisruptionBudget, s.Autoscaling, s.Route, s.Canary = nil, "", nil, nil, nil, nil
 	s.RolloutSpec = appv1.RolloutSpec{}
 	hash, err := desiredHash(&s)
 	if err != nil {

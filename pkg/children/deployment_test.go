@@ -82,3 +82,39 @@ func TestDesiredDeploymentDoesNotAlias(t *testing.T) {
 		t.Error("changing the built Deployment changed the DeployObject in the cache")
 	}
 }
+
+// TestPodSpecHashLeavesOutTheCanary: spec.canary says how a new pod
+// template rolls out, not what it is, so adding or changing it must not
+// count as a change of the template the spec asks for (it would start a
+// canary, or a rollout, by itself). The image row shows the hash does see
+// the template.
+func TestPodSpecHashLeavesOutTheCanary(t *testing.T) {
+	podSpecHash := func(mutate func(*appv1.DeployObject)) string {
+		dobj := testobjects.NewDeployObject(mutate)
+		desired, _ := testobjects.MustStamp(dobj)
+		if err := children.StampTemplateHashes(desired, &dobj.Spec); err != nil {
+			t.Fatal(err)
+		}
+		return desired.Annotations[appv1.AnnotationPodSpecHash]
+	}
+	base := podSpecHash(func(*appv1.DeployObject) {})
+	for _, tc := range []struct {
+		name   string
+		mutate func(*appv1.DeployObject)
+		same   bool
+	}{
+		{"canary added", func(d *appv1.DeployObject) {
+			d.Spec.Canary = &appv1.Canary{Steps: []appv1.CanaryStep{{SetWeight: ptr.To[int32](20)}}}
+		}, true},
+		{"canary with other steps", func(d *appv1.DeployObject) {
+			d.Spec.Canary = &appv1.Canary{Steps: []appv1.CanaryStep{{SetWeight: ptr.To[int32](50)}, {Pause: &appv1.CanaryPause{}}}}
+		}, true},
+		{"image changed", func(d *appv1.DeployObject) { d.Spec.Image = "nginx:2" }, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := podSpecHash(tc.mutate); (got == base) != tc.same {
+				t.Errorf("pod-spec-hash %q, without the change %q: same = %t, want %t", got, base, got == base, tc.same)
+			}
+		})
+	}
+}

@@ -492,6 +492,17 @@ func AcceptedTable() []Accepted {
 		{"monitoring scrapeTimeout just under an interval in weeks and days", setMonitoring(map[string]any{"interval": "1w2d", "scrapeTimeout": "8d23h59m59s999ms"})},
 		{"monitoring every unit, six digits each", setMonitoring(map[string]any{"interval": "999999y999999w999999d999999h999999m999999s999999ms", "scrapeTimeout": "999999y"})},
 		{"monitoring interval without scrapeTimeout", setMonitoring(map[string]any{"interval": "0", "scrapeTimeout": nil})},
+		{"canary of 16 steps, pauses of 24h and of 1ms, and every field at its edge", setCanaryWith(map[string]any{
+			"scaleDownDelaySeconds": int64(3600),
+			"autoAbort":             map[string]any{"progressDeadlineSeconds": int64(86400), "maxRestarts": int64(0), "notReadySeconds": int64(86400)},
+		}, append(repeat(13, func(i int) any { return weight(int64(i + 1)) }), pause("24h"), pause("1ms"), pause(""))...)},
+		{"canary of one step of weight 100 and pauses in four units", setCanaryWith(map[string]any{"scaleDownDelaySeconds": int64(0),
+			"autoAbort": map[string]any{"progressDeadlineSeconds": int64(1), "notReadySeconds": int64(1)}},
+			weight(100), pause("23h59m59s999ms"))},
+		{"canary with a name of 56 characters", func(o map[string]any) {
+			setCanary(weight(1))(o)
+			o["metadata"].(map[string]any)["name"] = "w" + strings.Repeat("e", 54) + "b"
+		}},
 	}
 }
 
@@ -1388,7 +1399,54 @@ func InvalidTable() []Invalid {
 			}
 			return a
 		}()}})},
+		{"canary without a setWeight step", "spec.canary.steps", setCanary(pause("30s"), pause(""))},
+		{"canary step with setWeight and pause", "spec.canary.steps[0]", setCanary(map[string]any{"setWeight": int64(20), "pause": map[string]any{}})},
+		{"canary step with neither setWeight nor pause", "spec.canary.steps[1]", setCanary(weight(20), map[string]any{})},
+		{"canary without steps", "spec.canary.steps", setCanary()},
+		{"canary of 17 steps", "spec.canary.steps", setCanary(repeat(17, func(int) any { return weight(5) })...)},
+		{"canary weight 0", "spec.canary.steps[0].setWeight", setCanary(weight(0))},
+		{"canary weight 101", "spec.canary.steps[0].setWeight", setCanary(weight(101))},
+		{"canary pause duration without a unit", "spec.canary.steps[1].pause.duration", setCanary(weight(20), pause("30"))},
+		{"canary pause duration with a fraction", "spec.canary.steps[1].pause.duration", setCanary(weight(20), pause("1.5h"))},
+		{"canary pause over 24h", "spec.canary.steps[1].pause.duration", setCanary(weight(20), pause("24h1ms"))},
+		{"canary pause of 25h", "spec.canary.steps[1].pause.duration", setCanary(weight(20), pause("25h"))},
+		{"canary scaleDownDelaySeconds over an hour", "spec.canary.scaleDownDelaySeconds", setCanaryWith(map[string]any{"scaleDownDelaySeconds": int64(3601)}, weight(20))},
+		{"canary progressDeadlineSeconds zero", "spec.canary.autoAbort.progressDeadlineSeconds", setCanaryWith(map[string]any{"autoAbort": map[string]any{"progressDeadlineSeconds": int64(0)}}, weight(20))},
+		{"canary maxRestarts negative", "spec.canary.autoAbort.maxRestarts", setCanaryWith(map[string]any{"autoAbort": map[string]any{"maxRestarts": int64(-1)}}, weight(20))},
+		{"canary notReadySeconds zero", "spec.canary.autoAbort.notReadySeconds", setCanaryWith(map[string]any{"autoAbort": map[string]any{"notReadySeconds": int64(0)}}, weight(20))},
+		{"canary with the Recreate strategy", "spec.canary", func(o map[string]any) {
+			setCanary(weight(20))(o)
+			spec(o)["strategy"] = map[string]any{"type": "Recreate"}
+		}},
+		{"canary with a name of 57 characters", "metadata.name", func(o map[string]any) {
+			setCanary(weight(20))(o)
+			o["metadata"].(map[string]any)["name"] = "w" + strings.Repeat("e", 55) + "b"
+		}},
 	}
+}
+
+// setCanary sets spec.canary to the steps given.
+func setCanary(steps ...any) func(map[string]any) {
+	return setCanaryWith(nil, steps...)
+}
+
+// setCanaryWith is setCanary with the fields of c on top.
+func setCanaryWith(c map[string]any, steps ...any) func(map[string]any) {
+	canary := map[string]any{"steps": append([]any{}, steps...)}
+	for k, v := range c {
+		canary[k] = v
+	}
+	return setSpec("canary", canary)
+}
+
+func weight(w int64) map[string]any { return map[string]any{"setWeight": w} }
+
+// pause is a pause step of duration d, or without a duration for "".
+func pause(d string) map[string]any {
+	if d == "" {
+		return map[string]any{"pause": map[string]any{}}
+	}
+	return map[string]any{"pause": map[string]any{"duration": d}}
 }
 
 // setMonitoring sets spec.monitoring to one that scrapes port "metrics"

@@ -36,6 +36,16 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &appv1.AddressApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("Autoscaling"):
 		return &appv1.AutoscalingApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("Canary"):
+		return &appv1.CanaryApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("CanaryAutoAbort"):
+		return &appv1.CanaryAutoAbortApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("CanaryPause"):
+		return &appv1.CanaryPauseApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("CanaryStatus"):
+		return &appv1.CanaryStatusApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("CanaryStep"):
+		return &appv1.CanaryStepApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("ChildMetadata"):
 		return &appv1.ChildMetadataApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("ContainerResourceMetricSource"):

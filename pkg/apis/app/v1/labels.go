@@ -56,6 +56,27 @@ const (
 	// that the spec changed.
 	AnnotationAutoscalerHash = "app.deployobject.dev/autoscaler-hash"
 
+	// LabelCanary on the canary ReplicaSet (not on its pods) holds the
+	// canary's id (status.canary.id); the controller watches only the
+	// ReplicaSets carrying it.
+	LabelCanary = "app.deployobject.dev/canary"
+	// The canary operations: annotations on the DeployObject whose value
+	// names the canary they act on (status.canary.id; for promote also the
+	// step, "ID/STEP"). The controller acts on each value once and never
+	// removes the annotation, so a value a GitOps tool applies again, or
+	// one naming an earlier canary, does nothing.
+	//
+	// AnnotationCanaryPromote ends the paused step STEP of canary ID.
+	AnnotationCanaryPromote = "app.deployobject.dev/canary-promote"
+	// AnnotationCanaryPromoteFull promotes canary ID at once, skipping the
+	// remaining steps.
+	AnnotationCanaryPromoteFull = "app.deployobject.dev/canary-promote-full"
+	// AnnotationCanaryAbort aborts canary ID: all traffic back to the
+	// stable revision, then the canary's pods removed.
+	AnnotationCanaryAbort = "app.deployobject.dev/canary-abort"
+	// AnnotationCanaryRetry starts aborted canary ID again as a new
+	// attempt, from the first step.
+	AnnotationCanaryRetry = "app.deployobject.dev/canary-retry"
 	// ContainerName is the container the controller owns in the pod template.
 	ContainerName = "app"
 )

@@ -23,9 +23,12 @@ import (
 // +kubebuilder:printcolumn:name="Ready",type=integer,JSONPath=`.status.readyReplicas`
 // +kubebuilder:printcolumn:name="Available",type=integer,JSONPath=`.status.availableReplicas`
 // +kubebuilder:printcolumn:name="Status",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].reason`
+// +kubebuilder:printcolumn:name="Canary",type=string,JSONPath=`.status.canary.phase`
+// +kubebuilder:printcolumn:name="Weight",type=integer,JSONPath=`.status.canary.observedWeight`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 // +kubebuilder:validation:XValidation:rule="size(self.metadata.name) <= 63",message="metadata.name must be at most 63 characters: it names the Service, which is a DNS-1035 label"
 // +kubebuilder:validation:XValidation:rule="self.metadata.name.matches('^[a-z]([-a-z0-9]*[a-z0-9])?$')",message="metadata.name must be a DNS-1035 label (lowercase letters, digits and '-', starting with a letter): it names the Service"
+// +kubebuilder:validation:XValidation:rule="!has(self.spec.canary) || size(self.metadata.name) <= 56",message="with spec.canary, metadata.name must be at most 56 characters: the canary Service is NAME-canary, a DNS-1035 label"
 type DeployObject struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
@@ -45,6 +48,7 @@ type DeployObject struct {
 
 // DeployObjectSpec is the desired state of an application.
 //
+// +kubebuilder:validation:XValidation:rule="!has(self.canary) || self.?strategy.?type.orValue('RollingUpdate') != 'Recreate'",message="canary needs the RollingUpdate strategy: Recreate stops every stable pod first",fieldPath=".canary"
 // +kubebuilder:validation:XValidation:rule="!has(self.ports) || self.ports.all(p, self.ports.exists_one(q, (has(q.servicePort) ? q.servicePort : q.containerPort) == (has(p.servicePort) ? p.servicePort : p.containerPort) && q.protocol == p.protocol))",message="each servicePort (defaulting to containerPort) must be unique per protocol",fieldPath=".ports"
 // +kubebuilder:validation:XValidation:rule="!has(self.ports) || self.ports.all(p, self.ports.exists_one(q, q.containerPort == p.containerPort && q.protocol == p.protocol))",message="each containerPort must be unique per protocol",fieldPath=".ports"
 // +kubebuilder:validation:XValidation:rule="!has(self.serviceType) || self.serviceType == 'ClusterIP' || (has(self.ports) && size(self.ports) > 0)",message="serviceType other than ClusterIP needs at least one port",fieldPath=".serviceType"
@@ -221,6 +225,14 @@ type DeployObjectSpec struct {
 	// +optional
 	Monitoring *Monitoring `json:"monitoring,omitempty"`
 
+	// canary, when set, makes a change of the pod template that the spec
+	// asks for roll out in steps: a share of the traffic first, raised
+	// step by step, then the whole Deployment, with automatic abort (see
+	// docs/progressive-delivery.md). Creation, scaling and rollouts of
+	// configuration roll as without it.
+	// +optional
+	Canary *Canary `json:"canary,omitempty"`
+
 	ContainerSpec `json:",inline"`
 	PodSpec       `json:",inline"`
 	RolloutSpec   `json:",inline"`
@@ -344,6 +356,10 @@ type DeployObjectStatus struct {
 	// +listType=atomic
 	// +kubebuilder:validation:MaxItems=64
 	Addresses []Address `json:"addresses,omitempty"`
+
+	// canary is the state of the canary under way; absent outside one.
+	// +optional
+	Canary *CanaryStatus `json:"canary,omitempty"`
 
 	// conditions describe the application's state. Ready is True when the
 	// Deployment has rolled out the current generation with every desired

@@ -94,7 +94,13 @@ type DeployObjectSpecApplyConfiguration struct {
 	// application; removing it removes the monitor. Without
 	// prometheus-operator's CRDs in the cluster, the Monitoring condition
 	// says so and nothing else changes.
-	Monitoring                      *MonitoringApplyConfiguration `json:"monitoring,omitempty"`
+	Monitoring *MonitoringApplyConfiguration `json:"monitoring,omitempty"`
+	// canary, when set, makes a change of the pod template that the spec
+	// asks for roll out in steps: a share of the traffic first, raised
+	// step by step, then the whole Deployment, with automatic abort (see
+	// docs/progressive-delivery.md). Creation, scaling and rollouts of
+	// configuration roll as without it.
+	Canary                          *CanaryApplyConfiguration `json:"canary,omitempty"`
 	ContainerSpecApplyConfiguration `json:""`
 	PodSpecApplyConfiguration       `json:""`
 	RolloutSpecApplyConfiguration   `json:""`
@@ -234,6 +240,14 @@ func (b *DeployObjectSpecApplyConfiguration) WithNetworkPolicy(value *NetworkPol
 // If called multiple times, the Monitoring field is set to the value of the last call.
 func (b *DeployObjectSpecApplyConfiguration) WithMonitoring(value *MonitoringApplyConfiguration) *DeployObjectSpecApplyConfiguration {
 	b.Monitoring = value
+	return b
+}
+
+// WithCanary sets the Canary field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Canary field is set to the value of the last call.
+func (b *DeployObjectSpecApplyConfiguration) WithCanary(value *CanaryApplyConfiguration) *DeployObjectSpecApplyConfiguration {
+	b.Canary = value
 	return b
 }
 

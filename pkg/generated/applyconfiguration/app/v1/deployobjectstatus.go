@@ -58,6 +58,8 @@ type DeployObjectStatusApplyConfiguration struct {
 	// DNS name in the cluster with its ports, the addresses a LoadBalancer
 	// Service was given, and the route's URLs.
 	Addresses []AddressApplyConfiguration `json:"addresses,omitempty"`
+	// canary is the state of the canary under way; absent outside one.
+	Canary *CanaryStatusApplyConfiguration `json:"canary,omitempty"`
 	// conditions describe the application's state. Ready is True when the
 	// Deployment has rolled out the current generation with every desired
 	// replica available and the Service matches the spec; its reason says why
@@ -147,6 +149,14 @@ func (b *DeployObjectStatusApplyConfiguration) WithAddresses(values ...*AddressA
 		}
 		b.Addresses = append(b.Addresses, *values[i])
 	}
+	return b
+}
+
+// WithCanary sets the Canary field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Canary field is set to the value of the last call.
+func (b *DeployObjectStatusApplyConfiguration) WithCanary(value *CanaryStatusApplyConfiguration) *DeployObjectStatusApplyConfiguration {
+	b.Canary = value
 	return b
 }
 
