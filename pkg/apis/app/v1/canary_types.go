@@ -68,8 +68,9 @@ type CanaryPause struct {
 // CanaryAutoAbort says when a canary aborts by itself. Each check runs
 // before any traffic step.
 type CanaryAutoAbort struct {
-	// progressDeadlineSeconds bounds a setWeight step (pods available and
-	// weights accepted) and each wait for the Gateways. Default 600.
+	// progressDeadlineSeconds bounds each setWeight step: its pods
+	// available and, with a route, its weight accepted by every Gateway.
+	// Default 600.
 	// +optional
 	// +kubebuilder:default=600
 	// +kubebuilder:validation:Minimum=1

@@ -60,6 +60,19 @@ const (
 	// for its turn under the controller's --max-concurrent-config-rollouts.
 	// A change of the spec never waits.
 	ReasonConfigRolloutPending = "ConfigRolloutPending"
+	// ReasonCanaryProgressing: a canary (spec.canary) is under way: its
+	// pods starting, a weight waiting for the Gateways, a promotion, or an
+	// abort the spec asked for by changing (Reconciling).
+	ReasonCanaryProgressing = "CanaryProgressing"
+	// ReasonCanaryPaused: a canary waits at a pause step; the message
+	// gives the kubectl commands that promote or abort it (Reconciling;
+	// Argo CD shows Suspended).
+	ReasonCanaryPaused = "CanaryPaused"
+	// ReasonCanaryAborted: a canary was aborted, by the operator or by
+	// autoAbort, and the stable revision serves all traffic until the
+	// spec changes or the canary is retried; the message says why and
+	// gives the retry command (Stalled).
+	ReasonCanaryAborted = "CanaryAborted"
 )
 
 // The kstatus conditions (https://github.com/kubernetes-sigs/cli-utils/tree/master/pkg/kstatus),

@@ -24,8 +24,9 @@ package v1
 // CanaryAutoAbort says when a canary aborts by itself. Each check runs
 // before any traffic step.
 type CanaryAutoAbortApplyConfiguration struct {
-	// progressDeadlineSeconds bounds a setWeight step (pods available and
-	// weights accepted) and each wait for the Gateways. Default 600.
+	// progressDeadlineSeconds bounds each setWeight step: its pods
+	// available and, with a route, its weight accepted by every Gateway.
+	// Default 600.
 	ProgressDeadlineSeconds *int32 `json:"progressDeadlineSeconds,omitempty"`
 	// maxRestarts aborts once the container restarts of the canary's pods,
 	// summed, exceed it. Unset, restarts are not checked.
