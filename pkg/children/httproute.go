@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"strings"
 
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
@@ -343,15 +342,4 @@ func parentStatus(status gatewayv1.RouteStatus, ref gatewayv1.ParentReference, n
 		}
 	}
 	return nil
-}
-
-// currentCondition is the condition of type t in conds, when it was
-// written for generation; one written for an older spec says nothing of
-// the current one.
-func currentCondition(conds []metav1.Condition, t gatewayv1.RouteConditionType, generation int64) *metav1.Condition {
-	c := meta.FindStatusCondition(conds, string(t))
-	if c == nil || c.ObservedGeneration < generation {
-		return nil
-	}
-	return c
 }
