@@ -79,6 +79,8 @@ func parentAcceptance(meta *metav1.ObjectMeta, ref gatewayv1.ParentReference, st
 	parent := ParentName(ref, meta.Namespace)
 	accepted := false
 	for _, st := range status.Parents {
+		// An entry names its parent as the route's spec does, with or
+		// without the defaults filled in.
 		if ParentName(st.ParentRef, meta.Namespace) != parent {
 			continue
 		}
