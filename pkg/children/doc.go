@@ -7,9 +7,10 @@
 // it, what the cache keeps of it and how it is reported as a condition.
 // Beside them: how one child is created, adopted, updated or deleted
 // (sync.go, adopt.go), what admission made of a Deployment write
-// (AdmittedWrites), why a write failed (problem.go), and the helpers the
-// kinds share (labels.go, ports.go, route.go, condition.go, copy.go,
-// covers.go, hash.go, trim.go, podsecurity.go).
+// (AdmittedWrites), why a write failed (problem.go), whether the Gateways
+// a route names have accepted its current generation (acceptance.go), and
+// the helpers the kinds share (labels.go, ports.go, route.go, condition.go,
+// copy.go, covers.go, hash.go, trim.go, podsecurity.go).
 //
 // Everything here but sync.go and ApplyDeployment is a pure function of its
 // arguments; the writes those two make go through the clients the

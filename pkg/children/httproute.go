@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"strings"
 
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
@@ -232,7 +231,7 @@ func SlimHTTPRoute(r *gatewayv1.HTTPRoute) *gatewayv1.HTTPRoute {
 }
 
 // slimRouteStatus keeps of a route's status each parent's Accepted and
-// ResolvedRefs conditions, which gatewayRouteCondition reads.
+// ResolvedRefs conditions and who wrote them, which RouteAcceptance reads.
 func slimRouteStatus(st gatewayv1.RouteStatus) gatewayv1.RouteStatus {
 	parents := st.Parents
 	for i := range parents {
@@ -275,41 +274,33 @@ func missingRouteCondition(kind string, dobj *appv1.DeployObject, problem *Probl
 
 // gatewayRouteCondition is the Route condition of a Gateway API route of
 // kind, with meta, parentRefs and status: whether every parent Gateway
-// asked for has accepted it and resolved its backend, from the Accepted
-// and ResolvedRefs conditions the Gateway controllers write for the
-// route's current generation.
+// asked for has accepted its current generation and resolved its backend
+// (see RouteAcceptance).
 func gatewayRouteCondition(kind string, meta *metav1.ObjectMeta, refs []gatewayv1.ParentReference, status gatewayv1.RouteStatus) metav1.Condition {
 	c := metav1.Condition{Type: appv1.ConditionRoute, Status: metav1.ConditionFalse, Reason: appv1.ReasonProgressing}
-	var waiting, accepted []string
-	for _, ref := range refs {
-		parent := ParentName(ref, meta.Namespace)
-		st := parentStatus(status, ref, meta.Namespace)
-		var acc, res *metav1.Condition
-		if st != nil {
-			acc = currentCondition(st.Conditions, gatewayv1.RouteConditionAccepted, meta.Generation)
-			res = currentCondition(st.Conditions, gatewayv1.RouteConditionResolvedRefs, meta.Generation)
+	a := RouteAcceptance(meta, refs, status)
+	switch {
+	case a.Refused != nil && a.Refused.Type == gatewayv1.RouteConditionAccepted:
+		c.Reason = reasonOr(a.Refused.Reason, "NotAccepted")
+		c.Message = fmt.Sprintf("Gateway %s does not accept %s %s: %s", a.Refused.Parent, kind, meta.Name, a.Refused.Message)
+	case a.Refused != nil:
+		c.Reason = reasonOr(a.Refused.Reason, "UnresolvedRefs")
+		c.Message = fmt.Sprintf("Gateway %s cannot resolve the references of %s %s: %s", a.Refused.Parent, kind, meta.Name, a.Refused.Message)
+	case len(a.Waiting) > 0:
+		c.Message = fmt.Sprintf("waiting for Gateway %s to accept %s %s", strings.Join(a.Waiting, ", "), kind, meta.Name)
+	case !a.Accepted:
+		// Only a live route someone else edited names no parent: the
+		// next sync writes the parents back.
+		c.Message = fmt.Sprintf("%s %s names no parent Gateway", kind, meta.Name)
+	default:
+		parents := make([]string, len(refs))
+		for i, ref := range refs {
+			parents[i] = ParentName(ref, meta.Namespace)
 		}
-		switch {
-		case acc != nil && acc.Status == metav1.ConditionFalse:
-			c.Reason = reasonOr(acc.Reason, "NotAccepted")
-			c.Message = BoundMessage(fmt.Sprintf("Gateway %s does not accept %s %s: %s", parent, kind, meta.Name, acc.Message))
-			return c
-		case res != nil && res.Status == metav1.ConditionFalse:
-			c.Reason = reasonOr(res.Reason, "UnresolvedRefs")
-			c.Message = BoundMessage(fmt.Sprintf("Gateway %s cannot resolve the references of %s %s: %s", parent, kind, meta.Name, res.Message))
-			return c
-		case acc == nil || res == nil:
-			waiting = append(waiting, parent)
-		default:
-			accepted = append(accepted, parent)
-		}
+		c.Status, c.Reason = metav1.ConditionTrue, appv1.ReasonAccepted
+		c.Message = fmt.Sprintf("%s %s is accepted by Gateway %s", kind, meta.Name, strings.Join(parents, ", "))
 	}
-	if len(waiting) > 0 {
-		c.Message = BoundMessage(fmt.Sprintf("waiting for Gateway %s to accept %s %s", strings.Join(waiting, ", "), kind, meta.Name))
-		return c
-	}
-	c.Status, c.Reason = metav1.ConditionTrue, appv1.ReasonAccepted
-	c.Message = BoundMessage(fmt.Sprintf("%s %s is accepted by Gateway %s", kind, meta.Name, strings.Join(accepted, ", ")))
+	c.Message = BoundMessage(c.Message)
 	return c
 }
 
@@ -330,28 +321,4 @@ func ParentName(ref gatewayv1.ParentReference, routeNamespace string) string {
 		s += "/" + string(*ref.SectionName)
 	}
 	return s
-}
-
-// parentStatus is the status a Gateway controller wrote for ref, if any,
-// in the status of a route in namespace. A status entry names its parent
-// as the route's spec does, with the defaults filled in.
-func parentStatus(status gatewayv1.RouteStatus, ref gatewayv1.ParentReference, namespace string) *gatewayv1.RouteParentStatus {
-	want := ParentName(ref, namespace)
-	for i := range status.Parents {
-		if ParentName(status.Parents[i].ParentRef, namespace) == want {
-			return &status.Parents[i]
-		}
-	}
-	return nil
-}
-
-// currentCondition is the condition of type t in conds, when it was
-// written for generation; one written for an older spec says nothing of
-// the current one.
-func currentCondition(conds []metav1.Condition, t gatewayv1.RouteConditionType, generation int64) *metav1.Condition {
-	c := meta.FindStatusCondition(conds, string(t))
-	if c == nil || c.ObservedGeneration < generation {
-		return nil
-	}
-	return c
 }

@@ -189,6 +189,30 @@ func TestHTTPRouteCondition(t *testing.T) {
 		{"backend not found", with(func(r *gatewayv1.HTTPRoute) {
 			r.Status.Parents[0].Conditions[1] = metav1.Condition{Type: "ResolvedRefs", Status: metav1.ConditionFalse, Reason: "BackendNotFound", Message: "Service web not found", ObservedGeneration: 1}
 		}), nil, metav1.ConditionFalse, "BackendNotFound", "cannot resolve the references of HTTPRoute web: Service web not found"},
+		// Status entries are keyed by parent and controller: a foreign
+		// controller's entry for the same parent, listed first, does not
+		// mask the entry of the Gateway's own controller.
+		{"a foreign stale refusal listed before the accepting entry", with(func(r *gatewayv1.HTTPRoute) {
+			r.Generation = 3
+			for i := range r.Status.Parents {
+				for j := range r.Status.Parents[i].Conditions {
+					r.Status.Parents[i].Conditions[j].ObservedGeneration = 3
+				}
+			}
+			foreign := gatewayv1.RouteParentStatus{ParentRef: r.Spec.ParentRefs[1], ControllerName: "other.example.com/gateway", Conditions: []metav1.Condition{
+				{Type: "Accepted", Status: metav1.ConditionFalse, Reason: "NotAllowedByListeners", Message: "no listener allows this namespace", ObservedGeneration: 2},
+			}}
+			r.Status.Parents = append([]gatewayv1.RouteParentStatus{foreign}, r.Status.Parents...)
+		}), nil, metav1.ConditionTrue, appv1.ReasonAccepted, "accepted by Gateway infra/public/https, apps/internal"},
+		{"a foreign current refusal listed after the accepting entry", with(func(r *gatewayv1.HTTPRoute) {
+			r.Status.Parents = append(r.Status.Parents, gatewayv1.RouteParentStatus{ParentRef: r.Spec.ParentRefs[1], ControllerName: "other.example.com/gateway", Conditions: []metav1.Condition{
+				{Type: "Accepted", Status: metav1.ConditionFalse, Reason: "NotAllowedByListeners", Message: "no listener allows this namespace", ObservedGeneration: 1},
+			}})
+		}), nil, metav1.ConditionFalse, "NotAllowedByListeners", "Gateway apps/internal does not accept HTTPRoute web: no listener allows this namespace"},
+		{"a parent still pending", with(func(r *gatewayv1.HTTPRoute) {
+			r.Status.Parents[1].Conditions[0] = metav1.Condition{Type: "Accepted", Status: metav1.ConditionUnknown, Reason: "Pending", Message: "Waiting for controller", ObservedGeneration: 1}
+		}), nil, metav1.ConditionFalse, appv1.ReasonProgressing, "waiting for Gateway apps/internal to accept HTTPRoute web"},
+		{"parents removed by someone else", with(func(r *gatewayv1.HTTPRoute) { r.Spec.ParentRefs = nil }), nil, metav1.ConditionFalse, appv1.ReasonProgressing, "HTTPRoute web names no parent Gateway"},
 		{"a status entry that omits defaults", with(func(r *gatewayv1.HTTPRoute) {
 			r.Status.Parents[1].ParentRef = gatewayv1.ParentReference{Name: "internal"}
 		}), nil, metav1.ConditionTrue, appv1.ReasonAccepted, ""},

@@ -63,84 +63,184 @@ func TestComputeStatusKeepsOtherConditions(t *testing.T) {
 	}
 }
 
-// outcomes are sync outcomes of every kind, each with the Ready status and
-// reason and the kstatus condition ("" for none) it must give.
+// TestComputeStatusHashes: the status takes the Deployment and config
+// hashes of a sync that brought the Deployment in line with the spec, and
+// keeps those it had after one that could not.
+func TestComputeStatusHashes(t *testing.T) {
+	for _, tc := range []struct {
+		name           string
+		out            Outcome
+		deploy, config string
+	}{
+		{"in line", Outcome{DeploymentHash: "new-deploy", ConfigHash: "new-config"}, "new-deploy", "new-config"},
+		{"in line, no configuration", Outcome{DeploymentHash: "new-deploy"}, "new-deploy", ""},
+		{"not in line", Outcome{Problems: []children.Problem{{Kind: "Deployment", Reason: appv1.ReasonForbidden, Message: "denied"}}}, "old-deploy", "old-config"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dobj := testobjects.NewDeployObject()
+			dobj.Status.DeploymentHash, dobj.Status.ConfigHash = "old-deploy", "old-config"
+			st := Compute(dobj, tc.out, testobjects.FixedNow)
+			if st.DeploymentHash != tc.deploy || st.ConfigHash != tc.config {
+				t.Errorf("hashes %q and %q, want %q and %q", st.DeploymentHash, st.ConfigHash, tc.deploy, tc.config)
+			}
+		})
+	}
+}
+
+// TestApplyConfigurationHashes: the status apply carries the hashes the
+// status has, and leaves out those it has not.
+func TestApplyConfigurationHashes(t *testing.T) {
+	dobj := testobjects.NewDeployObject()
+	ac := ApplyConfiguration(dobj, appv1.DeployObjectStatus{DeploymentHash: "d1", ConfigHash: "c1"})
+	if ac.Status.DeploymentHash == nil || *ac.Status.DeploymentHash != "d1" || ac.Status.ConfigHash == nil || *ac.Status.ConfigHash != "c1" {
+		t.Errorf("the apply carries hashes %v and %v, want d1 and c1", ac.Status.DeploymentHash, ac.Status.ConfigHash)
+	}
+	ac = ApplyConfiguration(dobj, appv1.DeployObjectStatus{})
+	if ac.Status.DeploymentHash != nil || ac.Status.ConfigHash != nil {
+		t.Errorf("the apply of a status without hashes carries %q and %q, want neither", *ac.Status.DeploymentHash, *ac.Status.ConfigHash)
+	}
+}
+
+// outcomes are sync outcomes of every kind, each with the Ready status,
+// reason and message and the kstatus condition ("" for none) it must give.
 var outcomes = []struct {
 	name     string
 	out      func(d *appv1.DeployObject) Outcome
 	status   metav1.ConditionStatus
 	reason   string
+	message  string
 	progress string
 }{
-	{"no Deployment", func(*appv1.DeployObject) Outcome { return Outcome{} }, metav1.ConditionFalse, appv1.ReasonProgressing, appv1.ConditionReconciling},
+	{"no Deployment", func(*appv1.DeployObject) Outcome { return Outcome{} }, metav1.ConditionFalse, appv1.ReasonProgressing, "Deployment web does not exist yet", appv1.ConditionReconciling},
 	{"Service missing while ports are set", func(d *appv1.DeployObject) Outcome {
 		return Outcome{Deployment: testobjects.LiveDeployment(d)}
-	}, metav1.ConditionFalse, appv1.ReasonProgressing, appv1.ConditionReconciling},
+	}, metav1.ConditionFalse, appv1.ReasonProgressing, "Service web does not exist yet", appv1.ConditionReconciling},
 	{"blocked wins over a ready Deployment", func(d *appv1.DeployObject) Outcome {
 		return Outcome{Deployment: testobjects.LiveDeployment(d), Service: testobjects.LiveService(d), Problems: []children.Problem{{Reason: appv1.ReasonResourceConflict, Message: "taken"}}}
-	}, metav1.ConditionFalse, appv1.ReasonResourceConflict, appv1.ConditionStalled},
+	}, metav1.ConditionFalse, appv1.ReasonResourceConflict, "taken", appv1.ConditionStalled},
 	{"generation not yet observed by the Deployment controller", func(d *appv1.DeployObject) Outcome {
 		live := testobjects.LiveDeployment(d)
 		live.Generation = 3
 		return Outcome{Deployment: live, Service: testobjects.LiveService(d)}
-	}, metav1.ConditionFalse, appv1.ReasonProgressing, appv1.ConditionReconciling},
+	}, metav1.ConditionFalse, appv1.ReasonProgressing, "waiting for the Deployment controller to observe generation 3 of Deployment web", appv1.ConditionReconciling},
 	{"scaled down, surplus pods still there", func(d *appv1.DeployObject) Outcome {
 		live := testobjects.LiveDeployment(d)
 		live.Status.Replicas = 5
 		return Outcome{Deployment: live, Service: testobjects.LiveService(d)}
-	}, metav1.ConditionFalse, appv1.ReasonProgressing, appv1.ConditionReconciling},
+	}, metav1.ConditionFalse, appv1.ReasonProgressing, "3 replicas pending termination", appv1.ConditionReconciling},
 	{"pods not yet available", func(d *appv1.DeployObject) Outcome {
 		live := testobjects.LiveDeployment(d)
 		live.Status.AvailableReplicas = 0
 		return Outcome{Deployment: live, Service: testobjects.LiveService(d)}
-	}, metav1.ConditionFalse, appv1.ReasonProgressing, appv1.ConditionReconciling},
+	}, metav1.ConditionFalse, appv1.ReasonProgressing, "0 of 2 updated replicas available", appv1.ConditionReconciling},
 	{"pods refused", func(d *appv1.DeployObject) Outcome {
 		live := testobjects.LiveDeployment(d)
 		live.Status.UpdatedReplicas = 0
 		live.Status.Conditions = []appsv1.DeploymentCondition{{Type: appsv1.DeploymentReplicaFailure, Status: corev1.ConditionTrue, Reason: "FailedCreate", Message: "violates PodSecurity"}}
 		return Outcome{Deployment: live, Service: testobjects.LiveService(d)}
-	}, metav1.ConditionFalse, appv1.ReasonReplicaFailure, appv1.ConditionStalled},
+	}, metav1.ConditionFalse, appv1.ReasonReplicaFailure, "Deployment web cannot create or delete pods: FailedCreate: violates PodSecurity", appv1.ConditionStalled},
 	{"rollout past its deadline", func(d *appv1.DeployObject) Outcome {
 		live := testobjects.LiveDeployment(d)
 		live.Status.UpdatedReplicas = 1
 		live.Status.Conditions = []appsv1.DeploymentCondition{{Type: appsv1.DeploymentProgressing, Status: corev1.ConditionFalse, Reason: "ProgressDeadlineExceeded", Message: "ReplicaSet web-1 has timed out progressing."}}
 		return Outcome{Deployment: live, Service: testobjects.LiveService(d)}
-	}, metav1.ConditionFalse, appv1.ReasonProgressDeadlineExceeded, appv1.ConditionStalled},
+	}, metav1.ConditionFalse, appv1.ReasonProgressDeadlineExceeded, "Deployment web: ReplicaSet web-1 has timed out progressing.", appv1.ConditionStalled},
 	{"paused mid-rollout", func(d *appv1.DeployObject) Outcome {
 		live := testobjects.LiveDeployment(d)
 		live.Spec.Paused = true
 		live.Status.UpdatedReplicas = 1
 		return Outcome{Deployment: live, Service: testobjects.LiveService(d)}
-	}, metav1.ConditionFalse, appv1.ReasonPaused, appv1.ConditionReconciling},
+	}, metav1.ConditionFalse, appv1.ReasonPaused, "Deployment web is paused; `kubectl rollout resume deployment/web` resumes it", appv1.ConditionReconciling},
 	{"paused, rolled out", func(d *appv1.DeployObject) Outcome {
 		live := testobjects.LiveDeployment(d)
 		live.Spec.Paused = true
 		return Outcome{Deployment: live, Service: testobjects.LiveService(d)}
-	}, metav1.ConditionFalse, appv1.ReasonPaused, appv1.ConditionReconciling},
+	}, metav1.ConditionFalse, appv1.ReasonPaused, "Deployment web is paused; `kubectl rollout resume deployment/web` resumes it", appv1.ConditionReconciling},
 	{"invalid spec", func(d *appv1.DeployObject) Outcome {
 		return Outcome{Service: testobjects.LiveService(d), Problems: []children.Problem{{Reason: appv1.ReasonInvalidSpec, Message: "env[0].name: Invalid value"}}}
-	}, metav1.ConditionFalse, appv1.ReasonInvalidSpec, appv1.ConditionStalled},
+	}, metav1.ConditionFalse, appv1.ReasonInvalidSpec, "env[0].name: Invalid value", appv1.ConditionStalled},
 	{"two problems: the first one's reason", func(d *appv1.DeployObject) Outcome {
 		return Outcome{Service: testobjects.LiveService(d), Problems: []children.Problem{
 			{Reason: appv1.ReasonQuotaExceeded, Message: "Deployment: exceeded quota"},
 			{Reason: appv1.ReasonForbidden, Message: "Service: denied"},
 		}}
-	}, metav1.ConditionFalse, appv1.ReasonQuotaExceeded, appv1.ConditionStalled},
+	}, metav1.ConditionFalse, appv1.ReasonQuotaExceeded, "Deployment: exceeded quota; Service: denied", appv1.ConditionStalled},
 	{"policy refusal", func(d *appv1.DeployObject) Outcome {
 		return Outcome{Deployment: testobjects.LiveDeployment(d), Problems: []children.Problem{{Reason: appv1.ReasonForbidden, Message: "Service: denied"}}}
-	}, metav1.ConditionFalse, appv1.ReasonForbidden, appv1.ConditionStalled},
+	}, metav1.ConditionFalse, appv1.ReasonForbidden, "Service: denied", appv1.ConditionStalled},
 	{"available", func(d *appv1.DeployObject) Outcome {
 		return Outcome{Deployment: testobjects.LiveDeployment(d), Service: testobjects.LiveService(d)}
-	}, metav1.ConditionTrue, appv1.ReasonAvailable, ""},
+	}, metav1.ConditionTrue, appv1.ReasonAvailable, "2 of 2 replicas available", ""},
 }
 
 func TestReadyCondition(t *testing.T) {
 	for _, tc := range outcomes {
 		t.Run(tc.name, func(t *testing.T) {
 			dobj := testobjects.NewDeployObject()
-			c := ReadyCondition(dobj, tc.out(dobj))
-			if c.Status != tc.status || c.Reason != tc.reason || c.Message == "" {
-				t.Errorf("Ready = %s/%s %q, want %s/%s with a message", c.Status, c.Reason, c.Message, tc.status, tc.reason)
+			want := metav1.Condition{Type: appv1.ConditionReady, Status: tc.status, Reason: tc.reason, Message: tc.message}
+			if c := ReadyCondition(dobj, tc.out(dobj)); c != want {
+				t.Errorf("Ready = %+v, want %+v", c, want)
+			}
+		})
+	}
+}
+
+// everyChild is the outcome of a sync that made every child dobj asks
+// for, each as the API server holds it once in line.
+func everyChild(dobj *appv1.DeployObject) Outcome {
+	return Outcome{
+		Deployment: testobjects.LiveDeployment(dobj), Service: testobjects.LiveService(dobj),
+		ServiceAccount: testobjects.LiveServiceAccount(dobj), PDB: testobjects.LivePDB(dobj), HPA: testobjects.LiveHPA(dobj),
+		NetworkPolicy: testobjects.LiveNetworkPolicy(dobj), Monitor: testobjects.LiveMonitor(dobj, children.MonitorKind(dobj)),
+		Ingress: testobjects.LiveIngress(dobj), HTTPRoute: testobjects.LiveHTTPRoute(dobj), GRPCRoute: testobjects.LiveGRPCRoute(dobj),
+		HTTPSRedirect: testobjects.LiveHTTPSRedirect(dobj),
+	}
+}
+
+// TestReadyWaitsForEveryChild: Ready waits until every child the spec asks
+// for exists, one kind after another, and is Available once they all do. A
+// monitor whose kind the cluster does not serve is not waited for.
+func TestReadyWaitsForEveryChild(t *testing.T) {
+	available := metav1.Condition{Type: appv1.ConditionReady, Status: metav1.ConditionTrue, Reason: appv1.ReasonAvailable, Message: "2 of 2 replicas available"}
+	for _, tc := range []struct {
+		kind    string
+		ask     func(*appv1.DeployObject)
+		missing func(*Outcome)
+		message string
+	}{
+		{"Deployment", nil, func(o *Outcome) { o.Deployment = nil }, "Deployment web does not exist yet"},
+		{"ServiceAccount", testobjects.WithServiceAccount, func(o *Outcome) { o.ServiceAccount = nil }, "ServiceAccount web does not exist yet"},
+		{"Service", nil, func(o *Outcome) { o.Service = nil }, "Service web does not exist yet"},
+		{"PodDisruptionBudget", testobjects.WithBudget, func(o *Outcome) { o.PDB = nil }, "PodDisruptionBudget web does not exist yet"},
+		{"HorizontalPodAutoscaler", testobjects.WithAutoscaling, func(o *Outcome) { o.HPA = nil }, "HorizontalPodAutoscaler web does not exist yet"},
+		{"NetworkPolicy", testobjects.WithNetworkPolicy, func(o *Outcome) { o.NetworkPolicy = nil }, "NetworkPolicy web does not exist yet"},
+		{"ServiceMonitor", testobjects.WithServiceMonitor, func(o *Outcome) { o.Monitor = nil }, "ServiceMonitor web does not exist yet"},
+		{"PodMonitor", testobjects.WithPodMonitor, func(o *Outcome) { o.Monitor = nil }, "PodMonitor web does not exist yet"},
+		{"Ingress", testobjects.WithIngress, func(o *Outcome) { o.Ingress = nil }, "Ingress web does not exist yet"},
+		{"HTTPRoute", testobjects.WithHTTPRoute, func(o *Outcome) { o.HTTPRoute = nil }, "HTTPRoute web does not exist yet"},
+		{"GRPCRoute", testobjects.WithGRPCRoute, func(o *Outcome) { o.GRPCRoute = nil }, "GRPCRoute web does not exist yet"},
+		{"HTTPRoute redirecting to https", testobjects.WithHTTPSRedirect, func(o *Outcome) { o.HTTPSRedirect = nil }, "HTTPRoute web.https-redirect does not exist yet"},
+	} {
+		t.Run(tc.kind, func(t *testing.T) {
+			var ask []func(*appv1.DeployObject)
+			if tc.ask != nil {
+				ask = append(ask, tc.ask)
+			}
+			dobj := testobjects.NewDeployObject(ask...)
+			out := everyChild(dobj)
+			if c := ReadyCondition(dobj, out); c != available {
+				t.Errorf("with every child: Ready = %+v, want %+v", c, available)
+			}
+			tc.missing(&out)
+			want := metav1.Condition{Type: appv1.ConditionReady, Status: metav1.ConditionFalse, Reason: appv1.ReasonProgressing, Message: tc.message}
+			if c := ReadyCondition(dobj, out); c != want {
+				t.Errorf("without the %s: Ready = %+v, want %+v", tc.kind, c, want)
+			}
+			if children.WantsMonitoring(dobj) {
+				out.MonitoringUnavailable = "the cluster serves no " + tc.kind
+				if c := ReadyCondition(dobj, out); c != available {
+					t.Errorf("without the %s, whose kind the cluster does not serve: Ready = %+v, want %+v", tc.kind, c, available)
+				}
 			}
 		})
 	}
@@ -166,6 +266,35 @@ func TestProgressCondition(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestStalledOrReconciling: a Ready=False whose reason waits for someone
+// to act stalls; a missing ConfigMap or Secret only once its grace period
+// is over; any other reason is progress.
+func TestStalledOrReconciling(t *testing.T) {
+	for _, tc := range []struct {
+		reason  string
+		mayCome bool
+		want    string
+	}{
+		{appv1.ReasonResourceConflict, false, appv1.ConditionStalled},
+		{appv1.ReasonResourceConflict, true, appv1.ConditionStalled},
+		{appv1.ReasonInvalidSpec, true, appv1.ConditionStalled},
+		{appv1.ReasonConfigMissing, false, appv1.ConditionStalled},
+		{appv1.ReasonConfigMissing, true, appv1.ConditionReconciling},
+		{appv1.ReasonProgressing, false, appv1.ConditionReconciling},
+		{appv1.ReasonProgressing, true, appv1.ConditionReconciling},
+		{appv1.ReasonPaused, false, appv1.ConditionReconciling},
+	} {
+		ready := metav1.Condition{Type: appv1.ConditionReady, Status: metav1.ConditionFalse, Reason: tc.reason, Message: "the message"}
+		want := metav1.Condition{Type: tc.want, Status: metav1.ConditionTrue, Reason: tc.reason, Message: "the message"}
+		if c := progressCondition(ready, tc.mayCome); c == nil || *c != want {
+			t.Errorf("%s, configuration may still come: %v: got %+v, want %+v", tc.reason, tc.mayCome, c, want)
+		}
+	}
+	if c := progressCondition(metav1.Condition{Type: appv1.ConditionReady, Status: metav1.ConditionTrue, Reason: appv1.ReasonAvailable}, true); c != nil {
+		t.Errorf("Ready: got %+v, want none", c)
 	}
 }
 
@@ -283,6 +412,81 @@ func TestChildConditions(t *testing.T) {
 	}
 	if a := ApplyConfiguration(dobj, next); len(a.Status.Conditions) != 3 {
 		t.Errorf("the status apply carries %d conditions, want Ready, DisruptionBudget and Autoscaling", len(a.Status.Conditions))
+	}
+}
+
+// TestChildProblemsAreTheirs: a problem of a child is reported by the
+// condition of that child, and by that of no other child.
+func TestChildProblemsAreTheirs(t *testing.T) {
+	other := children.Problem{Kind: children.KindFilesConfigMap, Reason: appv1.ReasonResourceConflict, Message: "ConfigMap web-files-1 exists and is not controlled by this DeployObject"}
+	for _, tc := range []struct {
+		kind, condition string
+		ask             func(*appv1.DeployObject)
+		// reason and message of the condition without the problem
+		reason, message string
+	}{
+		{children.KindPDB, appv1.ConditionDisruptionBudget, testobjects.WithBudget, appv1.ReasonDisruptionsAllowed,
+			"PodDisruptionBudget web allows 1 eviction(s) now: 2 of 2 pods healthy, 1 required"},
+		{children.KindHPA, appv1.ConditionAutoscaling, testobjects.WithAutoscaling, "ValidMetricFound",
+			"HorizontalPodAutoscaler web: 2 current, 2 desired replicas, between 2 and 5"},
+		{children.KindServiceMonitor, appv1.ConditionMonitoring, testobjects.WithServiceMonitor, appv1.ReasonMonitorCreated,
+			"ServiceMonitor web scrapes port http of Service web at /metrics"},
+		{children.KindPodMonitor, appv1.ConditionMonitoring, testobjects.WithPodMonitor, appv1.ReasonMonitorCreated,
+			"PodMonitor web scrapes port exporter of the pods at /prometheus"},
+		{children.KindIngress, appv1.ConditionRoute, testobjects.WithIngress, "AddressAssigned",
+			"Ingress web has the address 192.0.2.7"},
+		{children.KindHTTPRoute, appv1.ConditionRoute, testobjects.WithHTTPRoute, appv1.ReasonAccepted,
+			"HTTPRoute web is accepted by Gateway infra/public/https, apps/internal"},
+		{children.KindGRPCRoute, appv1.ConditionRoute, testobjects.WithGRPCRoute, appv1.ReasonAccepted,
+			"GRPCRoute web is accepted by Gateway infra/public/https, apps/internal"},
+		{children.KindHTTPSRedirect, appv1.ConditionRoute, testobjects.WithHTTPSRedirect, appv1.ReasonAccepted,
+			"HTTPRoute web is accepted by Gateway infra/public/https, apps/internal"},
+	} {
+		t.Run(tc.kind, func(t *testing.T) {
+			dobj := testobjects.NewDeployObject(tc.ask)
+			out := everyChild(dobj)
+			out.Problems = []children.Problem{other}
+			want := metav1.Condition{Type: tc.condition, Status: metav1.ConditionTrue, ObservedGeneration: 2, LastTransitionTime: testobjects.FixedNow, Reason: tc.reason, Message: tc.message}
+			st := Compute(dobj, out, testobjects.FixedNow)
+			if c := meta.FindStatusCondition(st.Conditions, tc.condition); c == nil || *c != want {
+				t.Errorf("with a problem of the files ConfigMap: %s = %+v, want %+v", tc.condition, c, want)
+			}
+			out.Problems = []children.Problem{{Kind: tc.kind, Reason: appv1.ReasonForbidden, Message: "denied"}}
+			want = metav1.Condition{Type: tc.condition, Status: metav1.ConditionFalse, ObservedGeneration: 2, LastTransitionTime: testobjects.FixedNow, Reason: appv1.ReasonForbidden, Message: "denied"}
+			st = Compute(dobj, out, testobjects.FixedNow)
+			if c := meta.FindStatusCondition(st.Conditions, tc.condition); c == nil || *c != want {
+				t.Errorf("with a problem of the %s: %s = %+v, want %+v", tc.kind, tc.condition, c, want)
+			}
+		})
+	}
+}
+
+// TestRouteConditionNamesTheKeptRoute: while the route of the kind the
+// spec no longer asks for keeps serving, the Route condition says so.
+func TestRouteConditionNamesTheKeptRoute(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		ask     func(*appv1.DeployObject)
+		kept    string
+		message string
+	}{
+		{"HTTPRoute", testobjects.WithHTTPRoute, "", "HTTPRoute web is accepted by Gateway infra/public/https, apps/internal"},
+		{"HTTPRoute, the Ingress kept", testobjects.WithHTTPRoute, "Ingress web",
+			"HTTPRoute web is accepted by Gateway infra/public/https, apps/internal; switching routes: Ingress web keeps serving until then"},
+		{"GRPCRoute, the Ingress kept", testobjects.WithGRPCRoute, "Ingress web",
+			"GRPCRoute web is accepted by Gateway infra/public/https, apps/internal; switching routes: Ingress web keeps serving until then"},
+		{"Ingress", testobjects.WithIngress, "", "Ingress web has the address 192.0.2.7"},
+		{"Ingress, the HTTPRoute kept", testobjects.WithIngress, "HTTPRoute web",
+			"Ingress web has the address 192.0.2.7; switching routes: HTTPRoute web keeps serving until then"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dobj := testobjects.NewDeployObject(tc.ask)
+			out := everyChild(dobj)
+			out.KeptRoute = tc.kept
+			if c := routeCondition(dobj, out); c.Message != tc.message {
+				t.Errorf("Route message %q, want %q", c.Message, tc.message)
+			}
+		})
 	}
 }
 
