@@ -388,6 +388,16 @@ func LiveReplicaSet(dobj *appv1.DeployObject, revision int) *appsv1.ReplicaSet {
 	}
 }
 
+// LiveCanaryReplicaSet is dobj's canary ReplicaSet of the canary id, one
+// pod of the Deployment's template, as the API server holds it once the
+// pod is available.
+func LiveCanaryReplicaSet(dobj *appv1.DeployObject, id string) *appsv1.ReplicaSet {
+	rs := children.DesiredCanaryReplicaSet(dobj, LiveDeployment(dobj).Spec.Template, id, 1)
+	rs.UID, rs.ResourceVersion, rs.Generation = types.UID("uid-canary-"+id), "60", 1
+	rs.Status = appsv1.ReplicaSetStatus{Replicas: 1, FullyLabeledReplicas: 1, ReadyReplicas: 1, AvailableReplicas: 1, ObservedGeneration: 1}
+	return rs
+}
+
 // WithBudget asks for a PodDisruptionBudget keeping one pod available.
 func WithBudget(d *appv1.DeployObject) {
 	d.Spec.DisruptionBudget = &appv1.DisruptionBudget{MinAvailable: ptr.To(intstr.FromInt32(1))}
