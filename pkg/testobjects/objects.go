@@ -218,7 +218,7 @@ func WithGRPCRoute(d *appv1.DeployObject) {
 // LiveGRPCRoute is the GRPCRoute of dobj as the API server would hold it,
 // accepted by every parent.
 func LiveGRPCRoute(dobj *appv1.DeployObject) *gatewayv1.GRPCRoute {
-	r, err := children.DesiredGRPCRoute(dobj)
+	r, err := children.DesiredGRPCRoute(dobj, nil)
 	if err != nil {
 		panic(err)
 	}
@@ -257,7 +257,7 @@ func LiveHTTPSRedirect(dobj *appv1.DeployObject) *gatewayv1.HTTPRoute {
 }
 
 func MustDesiredHTTPRoute(dobj *appv1.DeployObject) *gatewayv1.HTTPRoute {
-	r, err := children.DesiredHTTPRoute(dobj)
+	r, err := children.DesiredHTTPRoute(dobj, nil)
 	if err != nil {
 		panic(err)
 	}
