@@ -36,7 +36,8 @@ type Scope struct {
 // NewInformers returns the controller's informers, which decide what the
 // caches hold: every DeployObject in the scope, resynced every
 // resync period; of each kind of ChildKinds what its row lists (only
-// objects carrying the controller's managed-by label, but every ConfigMap),
+// objects carrying the controller's managed-by label, but every ConfigMap
+// and only canary ReplicaSets),
 // never resynced (the handlers drop child resyncs anyway); all trimmed by
 // their transform. A kind no DeployObject asks for costs an empty cache and
 // one watch, nothing per DeployObject. The label selector applies to
@@ -49,7 +50,8 @@ type Scope struct {
 // DeployObjects dropping them saved about 3 MiB of heap in use. The one
 // indexes it needs are added by their users: of DeployObjects by the
 // ConfigMaps and Secrets their pods use by configrollout.Track, of
-// ServiceAccounts and ConfigMaps by their controller by their rows.
+// ServiceAccounts, ConfigMaps and canary ReplicaSets by their controller
+// by their rows.
 //
 // Each informer carries id's name, under which client-go reports its
 // metrics (see NamedInformers).
@@ -84,6 +86,16 @@ func NewInformers(kubeClient kubernetes.Interface, client clientset.Interface, s
 // the managed-by label.
 func managedOnly(o *metav1.ListOptions) {
 	o.LabelSelector = labels.Set{identity.ManagedByLabel: identity.ManagedByValue}.String()
+}
+
+// canaryOnly restricts the ReplicaSet informer to canary ReplicaSets,
+// which carry the managed-by and canary labels. The Deployment
+// controller's ReplicaSets copy the pod template's labels, managed-by
+// among them, but never the canary label, which pods do not carry: a
+// DeployObject without a canary costs this cache nothing.
+func canaryOnly(o *metav1.ListOptions) {
+	managedOnly(o)
+	o.LabelSelector += "," + appv1.LabelCanary
 }
 
 // NewHTTPRouteInformer is the informer of HTTPRoutes, built as the child

@@ -32,8 +32,9 @@ import (
 // TestInformerFactories: the typed accessors return the informers
 // NewInformers registers, which list DeployObjects by the scope's label
 // selector and children by the managed-by label (so the children of others
-// are not cached), cache trimmed objects, keep no
-// indexes but the ControllerIndex of ServiceAccounts, and report
+// are not cached) and ReplicaSets by the canary label too (so those of
+// Deployments are not cached), cache trimmed objects, keep no
+// indexes but the ControllerIndex of ServiceAccounts and ReplicaSets, and report
 // client-go's informer metrics under their name.
 func TestInformerFactories(t *testing.T) {
 	dobj := testobjects.NewDeployObject(testobjects.WithBudget, testobjects.WithAutoscaling, testobjects.WithIngress, testobjects.WithNetworkPolicy, testobjects.WithServiceAccount)
@@ -52,7 +53,14 @@ func TestInformerFactories(t *testing.T) {
 	account.ManagedFields = dep.ManagedFields
 	route := testobjects.LiveHTTPRoute(testobjects.NewDeployObject(testobjects.WithHTTPRoute))
 	route.ManagedFields = dep.ManagedFields
+	canary := testobjects.LiveCanaryReplicaSet(dobj, "5d8f7c9b6d-1")
+	canary.ManagedFields = dep.ManagedFields
+	// The Deployment controller's ReplicaSet carries the managed-by label
+	// (copied from the pod template) but not the canary label; another
+	// tool's the canary label but not managed-by.
+	theirCanary := &appsv1.ReplicaSet{ObjectMeta: metav1.ObjectMeta{Name: "theirs-canary", Namespace: dobj.Namespace, Labels: map[string]string{appv1.LabelCanary: "x"}}}
 	kubeClient := k8sfake.NewClientset(dep, testobjects.LiveService(dobj), pdb, hpa, ing, policy, account,
+		canary, testobjects.LiveReplicaSet(dobj, 1), theirCanary, &appsv1.ReplicaSet{ObjectMeta: theirs},
 		&appsv1.Deployment{ObjectMeta: theirs}, &corev1.Service{ObjectMeta: theirs},
 		&policyv1.PodDisruptionBudget{ObjectMeta: theirs}, &autoscalingv2.HorizontalPodAutoscaler{ObjectMeta: theirs},
 		&networkingv1.Ingress{ObjectMeta: theirs}, &networkingv1.NetworkPolicy{ObjectMeta: theirs},
@@ -84,6 +92,7 @@ func TestInformerFactories(t *testing.T) {
 		"ingresses":                childFactory.Networking().V1().Ingresses().Informer(),
 		"networkpolicies":          childFactory.Networking().V1().NetworkPolicies().Informer(),
 		"serviceaccounts":          childFactory.Core().V1().ServiceAccounts().Informer(),
+		"replicasets":              childFactory.Apps().V1().ReplicaSets().Informer(),
 	}
 	// The HTTPRoute informer is started on its own, once the cluster
 	// serves HTTPRoutes.
@@ -104,7 +113,7 @@ func TestInformerFactories(t *testing.T) {
 		}
 		// The one index is that of the children a sync cannot name.
 		var want []string
-		if name == "serviceaccounts" {
+		if name == "serviceaccounts" || name == "replicasets" {
 			want = []string{ControllerIndex}
 		}
 		if idx := slices.Sorted(maps.Keys(inf.GetIndexer().GetIndexers())); !slices.Equal(idx, want) {
@@ -156,6 +165,7 @@ func TestInformerFactories(t *testing.T) {
 		{kubeClient.Actions(), "horizontalpodautoscalers", managed},
 		{kubeClient.Actions(), "ingresses", managed},
 		{kubeClient.Actions(), "networkpolicies", managed},
+		{kubeClient.Actions(), "replicasets", "app.deployobject.dev/canary," + managed},
 		{gatewayClient.Actions(), "httproutes", managed},
 		{client.Actions(), "deployobjects", "shard=a"},
 	} {

@@ -67,6 +67,12 @@ func ChildKinds() Kinds {
 			l := c.NetworkingV1().NetworkPolicies(ns)
 			return listWatch(l.List, l.Watch, managedOnly)
 		}, packed(children.SlimNetworkPolicy)),
+		// Canary ReplicaSets only; one a canary no longer runs (a retry, a
+		// new revision) is found by its owner.
+		IndexedByController(KindOf(appsv1.SchemeGroupVersion.WithResource("replicasets"), func(c kubernetes.Interface, ns string) *cache.ListWatch {
+			l := c.AppsV1().ReplicaSets(ns)
+			return listWatch(l.List, l.Watch, canaryOnly)
+		}, packed(children.SlimCanaryReplicaSet))),
 	}
 }
 

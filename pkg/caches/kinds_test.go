@@ -51,6 +51,7 @@ func TestChildCaches(t *testing.T) {
 		{"horizontalpodautoscalers", &autoscalingv2.HorizontalPodAutoscaler{}, f.Autoscaling().V2().HorizontalPodAutoscalers().Informer(), nil},
 		{"ingresses", &networkingv1.Ingress{}, f.Networking().V1().Ingresses().Informer(), nil},
 		{"networkpolicies", &networkingv1.NetworkPolicy{}, f.Networking().V1().NetworkPolicies().Informer(), nil},
+		{"replicasets", &appsv1.ReplicaSet{}, f.Apps().V1().ReplicaSets().Informer(), []string{ControllerIndex}},
 	} {
 		got, ok := inf.Children.InformerFor(want.obj)
 		if !ok || got.GetIndexer() != want.accessor.GetIndexer() {
@@ -64,7 +65,7 @@ func TestChildCaches(t *testing.T) {
 	if got, want := len(inf.Children.Informers()), len(ChildKinds()); got != want {
 		t.Errorf("%d informers for %d kinds", got, want)
 	}
-	if got, want := slices.Sorted(maps.Keys(inf.Children.Synced())), []string{"configmaps", "deployments", "horizontalpodautoscalers", "ingresses", "networkpolicies", "poddisruptionbudgets", "serviceaccounts", "services"}; !slices.Equal(got, want) {
+	if got, want := slices.Sorted(maps.Keys(inf.Children.Synced())), []string{"configmaps", "deployments", "horizontalpodautoscalers", "ingresses", "networkpolicies", "poddisruptionbudgets", "replicasets", "serviceaccounts", "services"}; !slices.Equal(got, want) {
 		t.Errorf("synced checks of %v, want %v", got, want)
 	}
 	if _, ok := inf.Children.InformerFor(&corev1.Secret{}); ok {
@@ -91,6 +92,9 @@ func TestChildCaches(t *testing.T) {
 	}
 	if got := selectors["serviceaccounts"]; got != managed {
 		t.Errorf("serviceaccounts listed with selector %q, want %q", got, managed)
+	}
+	if got, want := selectors["replicasets"], "app.deployobject.dev/canary,app.kubernetes.io/managed-by=deployobject-controller"; got != want {
+		t.Errorf("replicasets listed with selector %q, want %q", got, want)
 	}
 }
 
@@ -122,7 +126,7 @@ func TestListerOfKindWithoutCache(t *testing.T) {
 func TestKindsTransform(t *testing.T) {
 	dobj := testobjects.NewDeployObject()
 	kinds := ChildKinds()
-	for _, obj := range []any{testobjects.LiveDeployment(dobj), testobjects.LiveService(dobj), &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "c"}, Data: map[string]string{"k": "v"}}, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "s"}}} {
+	for _, obj := range []any{testobjects.LiveDeployment(dobj), testobjects.LiveService(dobj), testobjects.LiveCanaryReplicaSet(dobj, "5d8f7c9b6d-1"), &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "c"}, Data: map[string]string{"k": "v"}}, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "s"}}} {
 		got, err := kinds.Transform(obj)
 		if err != nil {
 			t.Fatal(err)

@@ -54,6 +54,9 @@ func TestPackedCacheReadsBackTheTrimmedObject(t *testing.T) {
 	check("HorizontalPodAutoscaler", throughCache(t, testobjects.LiveHPA(dobj), autoscalingv2.Resource("horizontalpodautoscalers"), NewPackedLister[autoscalingv2.HorizontalPodAutoscaler]), children.SlimHPA(testobjects.LiveHPA(dobj)))
 	check("Ingress", throughCache(t, testobjects.LiveIngress(dobj), networkingv1.Resource("ingresses"), NewPackedLister[networkingv1.Ingress]), children.SlimIngress(testobjects.LiveIngress(dobj)))
 	check("NetworkPolicy", throughCache(t, testobjects.LiveNetworkPolicy(dobj), networkingv1.Resource("networkpolicies"), NewPackedLister[networkingv1.NetworkPolicy]), children.SlimNetworkPolicy(testobjects.LiveNetworkPolicy(dobj)))
+	rs := testobjects.LiveCanaryReplicaSet(dobj, "5d8f7c9b6d-1")
+	withManagedFields(&rs.ObjectMeta)
+	check("canary ReplicaSet", throughCache(t, rs.DeepCopy(), appsv1.Resource("replicasets"), NewPackedLister[appsv1.ReplicaSet]), children.SlimCanaryReplicaSet(rs.DeepCopy()))
 
 	sa := testobjects.LiveServiceAccount(dobj)
 	sa.Secrets = []corev1.ObjectReference{{Name: "web-token"}}

@@ -302,6 +302,8 @@ func TestOrphansKeepWhatAdoptionReads(t *testing.T) {
 		switch o := obj.(type) {
 		case *appsv1.Deployment:
 			return throughCache(t, o, appsv1.Resource("deployments"), NewPackedLister[appsv1.Deployment])
+		case *appsv1.ReplicaSet:
+			return throughCache(t, o, appsv1.Resource("replicasets"), NewPackedLister[appsv1.ReplicaSet])
 		case *corev1.Service:
 			return throughCache(t, o, corev1.Resource("services"), NewPackedLister[corev1.Service])
 		case *corev1.ServiceAccount:
@@ -331,6 +333,7 @@ func TestOrphansKeepWhatAdoptionReads(t *testing.T) {
 	withGRPC := testobjects.NewDeployObject(testobjects.WithGRPCRoute, testobjects.WithPodMonitor)
 	for _, child := range []metav1.Object{
 		testobjects.LiveDeployment(dobj),
+		testobjects.LiveCanaryReplicaSet(dobj, "5d8f7c9b6d-1"),
 		testobjects.LiveService(dobj),
 		testobjects.LiveServiceAccount(dobj),
 		testobjects.LiveFilesConfigMap(dobj, 0),

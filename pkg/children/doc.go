@@ -2,7 +2,8 @@
 // file per kind of child (the Deployment and its pod template, the Service,
 // ServiceAccount, ConfigMap of inline files, PodDisruptionBudget,
 // HorizontalPodAutoscaler, NetworkPolicy, Ingress, HTTPRoute with its
-// redirect to https, GRPCRoute, and ServiceMonitor or PodMonitor), each
+// redirect to https, GRPCRoute, ServiceMonitor or PodMonitor, and during a
+// canary the canary ReplicaSet and the canary Service), each
 // holding what is asked of that kind, how a live object is compared with
 // it, what the cache keeps of it and how it is reported as a condition.
 // Beside them: how one child is created, adopted, updated or deleted

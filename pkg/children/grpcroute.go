@@ -84,8 +84,10 @@ func grpcPath(rule appv1.RouteRule) bool {
 // its spec; nil when dobj asks for none. Each route rule becomes a rule
 // that sends to its port by number: a path of "/" matches every call,
 // "/SERVICE/" every method of a service, and an exact "/SERVICE/METHOD"
-// one method (the paths of gRPC calls).
-func DesiredGRPCRoute(dobj *appv1.DeployObject) (*gatewayv1.GRPCRoute, error) {
+// one method (the paths of gRPC calls). During a canary (canaryWeight set)
+// each rule sends canaryWeight percent to the canary Service, as the
+// HTTPRoute does.
+func DesiredGRPCRoute(dobj *appv1.DeployObject, canaryWeight *int32) (*gatewayv1.GRPCRoute, error) {
 	if !WantsGRPCRoute(dobj) {
 		return nil, nil
 	}
@@ -98,7 +100,9 @@ func DesiredGRPCRoute(dobj *appv1.DeployObject) (*gatewayv1.GRPCRoute, error) {
 		},
 	}
 	for _, rule := range RouteRules(r) {
-		out := gatewayv1.GRPCRouteRule{BackendRefs: []gatewayv1.GRPCBackendRef{{BackendRef: serviceBackend(dobj, rule.Port)}}}
+		out := gatewayv1.GRPCRouteRule{BackendRefs: asBackendRefs(serviceBackends(dobj, rule.Port, canaryWeight), func(b gatewayv1.BackendRef) gatewayv1.GRPCBackendRef {
+			return gatewayv1.GRPCBackendRef{BackendRef: b}
+		})}
 		if m := methodMatch(rule); m != nil {
 			out.Matches = []gatewayv1.GRPCRouteMatch{{Method: m}}
 		}
@@ -135,6 +139,21 @@ func MergeGRPCRoute(live, desired *gatewayv1.GRPCRoute) (*gatewayv1.GRPCRoute, b
 	mergeChildMetadata(&out.ObjectMeta, live.ObjectMeta, desired.ObjectMeta)
 	out.Spec = *desired.Spec.DeepCopy()
 	return out, true
+}
+
+// GRPCRouteCanaryWeight is the weight of dobj's canary Service in r, a
+// live GRPCRoute, as HTTPRouteCanaryWeight reads it in an HTTPRoute.
+func GRPCRouteCanaryWeight(r *gatewayv1.GRPCRoute, dobj *appv1.DeployObject) *int32 {
+	if r == nil {
+		return nil
+	}
+	var w *int32
+	for _, rule := range r.Spec.Rules {
+		for _, b := range rule.BackendRefs {
+			w = higherCanaryWeight(w, b.BackendRef, dobj)
+		}
+	}
+	return w
 }
 
 // SlimGRPCRoute keeps what SlimHTTPRoute keeps of an HTTPRoute.

@@ -3,6 +3,8 @@ package children_test
 import (
 	"testing"
 
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/util/diff"
 	"k8s.io/utils/ptr"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
@@ -41,7 +43,7 @@ func TestDesiredGRPCRoute(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dobj := testobjects.NewDeployObject(tc.mutate)
-			got, err := children.DesiredGRPCRoute(dobj)
+			got, err := children.DesiredGRPCRoute(dobj, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -72,7 +74,7 @@ func TestDesiredGRPCRoute(t *testing.T) {
 
 func TestMergeGRPCRoute(t *testing.T) {
 	dobj := testobjects.NewDeployObject(testobjects.WithGRPCRoute)
-	desired, err := children.DesiredGRPCRoute(dobj)
+	desired, err := children.DesiredGRPCRoute(dobj, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,5 +87,85 @@ func TestMergeGRPCRoute(t *testing.T) {
 	merged, changed := children.MergeGRPCRoute(live, desired)
 	if !changed || len(merged.Spec.Rules) != 2 || merged.Labels["team"] != "rpc" || merged.UID != live.UID {
 		t.Errorf("merged %+v (changed %v), want both rules back on the same object with the label", merged, changed)
+	}
+}
+
+// TestGRPCRouteCanaryWeights: a GRPCRoute's rules split as an HTTPRoute's
+// do (see TestDesiredHTTPRouteCanaryWeights), the live weight is read back
+// as from an HTTPRoute, and the weight is part of the hash.
+func TestGRPCRouteCanaryWeights(t *testing.T) {
+	dobj := testobjects.NewDeployObject(testobjects.WithGRPCRoute)
+	for _, tc := range []struct {
+		name       string
+		weight     *int32
+		edit       func(*gatewayv1.GRPCRoute)
+		want       [][]gatewayv1.BackendRef
+		wantWeight *int32
+	}{
+		{"no canary", nil, func(*gatewayv1.GRPCRoute) {}, [][]gatewayv1.BackendRef{
+			{backend("web", 9090, 1)},
+			{backend("web", 9090, 1)},
+		}, nil},
+		{"20%", ptr.To[int32](20), func(*gatewayv1.GRPCRoute) {}, [][]gatewayv1.BackendRef{
+			{backend("web", 9090, 80), backend("web-canary", 9090, 20)},
+			{backend("web", 9090, 80), backend("web-canary", 9090, 20)},
+		}, ptr.To[int32](20)},
+		{"above 100 is 100", ptr.To[int32](101), func(*gatewayv1.GRPCRoute) {}, [][]gatewayv1.BackendRef{
+			{backend("web", 9090, 0), backend("web-canary", 9090, 100)},
+			{backend("web", 9090, 0), backend("web-canary", 9090, 100)},
+		}, ptr.To[int32](100)},
+		{"rules disagree: the higher", ptr.To[int32](10), func(r *gatewayv1.GRPCRoute) { r.Spec.Rules[0].BackendRefs[1].Weight = ptr.To[int32](40) }, [][]gatewayv1.BackendRef{
+			{backend("web", 9090, 90), backend("web-canary", 9090, 40)},
+			{backend("web", 9090, 90), backend("web-canary", 9090, 10)},
+		}, ptr.To[int32](40)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r, err := children.DesiredGRPCRoute(dobj, tc.weight)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tc.edit(r)
+			var got [][]gatewayv1.BackendRef
+			for _, rule := range r.Spec.Rules {
+				var refs []gatewayv1.BackendRef
+				for _, b := range rule.BackendRefs {
+					refs = append(refs, b.BackendRef)
+				}
+				got = append(got, refs)
+			}
+			if !equality.Semantic.DeepEqual(got, tc.want) {
+				t.Errorf("backends (-want +got):\n%s", diff.Diff(tc.want, got))
+			}
+			if w := children.GRPCRouteCanaryWeight(r, dobj); !equality.Semantic.DeepEqual(w, tc.wantWeight) {
+				t.Errorf("weight %v, want %v", ptr.Deref(w, -1), ptr.Deref(tc.wantWeight, -1))
+			}
+		})
+	}
+	if w := children.GRPCRouteCanaryWeight(nil, dobj); w != nil {
+		t.Errorf("weight %d without a route", *w)
+	}
+
+	live, err := children.DesiredGRPCRoute(dobj, ptr.To[int32](20))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		want    *int32
+		changed bool
+	}{{ptr.To[int32](20), false}, {ptr.To[int32](50), true}, {nil, true}} {
+		desired, err := children.DesiredGRPCRoute(dobj, tc.want)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, changed := children.MergeGRPCRoute(live, desired)
+		if changed != tc.changed {
+			t.Errorf("live at 20%%, asked %v: changed = %v, want %v", ptr.Deref(tc.want, -1), changed, tc.changed)
+		}
+		if _, slim := children.MergeGRPCRoute(children.SlimGRPCRoute(live.DeepCopy()), desired); slim != tc.changed {
+			t.Errorf("live at 20%%, asked %v, from the cache: changed = %v, want %v", ptr.Deref(tc.want, -1), slim, tc.changed)
+		}
+		if _, again := children.MergeGRPCRoute(got, desired); again {
+			t.Errorf("asked %v: the merged GRPCRoute is not in line", ptr.Deref(tc.want, -1))
+		}
 	}
 }

@@ -48,8 +48,9 @@ func WantsHTTPRoute(dobj *appv1.DeployObject) bool {
 // DesiredHTTPRoute is the HTTPRoute dobj asks for, stamped with the hash of
 // its spec; nil when dobj asks for none. It has a rule per route rule,
 // for every hostname, sending to the Service's port, which a backend names
-// by number.
-func DesiredHTTPRoute(dobj *appv1.DeployObject) (*gatewayv1.HTTPRoute, error) {
+// by number; during a canary (canaryWeight set), canaryWeight percent of
+// it to the canary Service's (see serviceBackends).
+func DesiredHTTPRoute(dobj *appv1.DeployObject, canaryWeight *int32) (*gatewayv1.HTTPRoute, error) {
 	if !WantsHTTPRoute(dobj) {
 		return nil, nil
 	}
@@ -71,7 +72,9 @@ func DesiredHTTPRoute(dobj *appv1.DeployObject) (*gatewayv1.HTTPRoute, error) {
 				Type:  ptr.To(match),
 				Value: ptr.To(string(rule.Path)),
 			}}},
-			BackendRefs: []gatewayv1.HTTPBackendRef{{BackendRef: serviceBackend(dobj, rule.Port)}},
+			BackendRefs: asBackendRefs(serviceBackends(dobj, rule.Port, canaryWeight), func(b gatewayv1.BackendRef) gatewayv1.HTTPBackendRef {
+				return gatewayv1.HTTPBackendRef{BackendRef: b}
+			}),
 		}
 		if rule.Timeout != nil {
 			out.Timeouts = &gatewayv1.HTTPRouteTimeouts{Request: ptr.To(gatewayv1.Duration(*rule.Timeout))}
@@ -151,10 +154,28 @@ func stampRoute(meta *metav1.ObjectMeta, spec any, kind string, r *appv1.Route) 
 	return nil
 }
 
-// serviceBackend is dobj's Service as a route's backend, at the number of
-// the port named port, with the kind, group and weight the Gateway API CRDs
-// would default.
-func serviceBackend(dobj *appv1.DeployObject, port string) gatewayv1.BackendRef {
+// serviceBackends are the backends of a route rule that sends to the port
+// named port: dobj's Service, with the weight the Gateway API CRDs would
+// default; during a canary, the Service and the canary Service, with the
+// weights 100-canaryWeight and canaryWeight. The pair always sums to 100:
+// the Gateway API leaves a rule whose weights are all zero undefined
+// (Gateways answer it with 500 or 503), and a canary weight outside
+// 0..100 is taken as the nearest bound rather than written as that.
+func serviceBackends(dobj *appv1.DeployObject, port string, canaryWeight *int32) []gatewayv1.BackendRef {
+	if canaryWeight == nil {
+		return []gatewayv1.BackendRef{serviceBackend(dobj, dobj.Name, port, 1)}
+	}
+	w := min(max(*canaryWeight, 0), 100)
+	return []gatewayv1.BackendRef{
+		serviceBackend(dobj, dobj.Name, port, 100-w),
+		serviceBackend(dobj, CanaryServiceName(dobj), port, w),
+	}
+}
+
+// serviceBackend is dobj's Service named name as a route's backend, at the
+// number of the port named port, with weight, and with the kind and group
+// the Gateway API CRDs would default.
+func serviceBackend(dobj *appv1.DeployObject, name, port string, weight int32) gatewayv1.BackendRef {
 	var number gatewayv1.PortNumber
 	for _, p := range dobj.Spec.Ports {
 		if p.Name == port {
@@ -165,11 +186,51 @@ func serviceBackend(dobj *appv1.DeployObject, port string) gatewayv1.BackendRef 
 		BackendObjectReference: gatewayv1.BackendObjectReference{
 			Group: ptr.To(gatewayv1.Group("")),
 			Kind:  ptr.To(gatewayv1.Kind("Service")),
-			Name:  gatewayv1.ObjectName(dobj.Name),
+			Name:  gatewayv1.ObjectName(name),
 			Port:  &number,
 		},
-		Weight: ptr.To[int32](1),
+		Weight: ptr.To(weight),
 	}
+}
+
+// asBackendRefs are refs as the rules of a kind of route hold them (wrap).
+func asBackendRefs[R any](refs []gatewayv1.BackendRef, wrap func(gatewayv1.BackendRef) R) []R {
+	out := make([]R, len(refs))
+	for i, b := range refs {
+		out[i] = wrap(b)
+	}
+	return out
+}
+
+// HTTPRouteCanaryWeight is the weight of dobj's canary Service in r, a
+// live HTTPRoute: what the route sends the canary now, which a canary
+// continues from after a restart. Nil when no rule sends to the canary
+// Service (or r is nil); the highest when rules disagree, so that a
+// weight written to some rules only is not taken for a lower one.
+func HTTPRouteCanaryWeight(r *gatewayv1.HTTPRoute, dobj *appv1.DeployObject) *int32 {
+	if r == nil {
+		return nil
+	}
+	var w *int32
+	for _, rule := range r.Spec.Rules {
+		for _, b := range rule.BackendRefs {
+			w = higherCanaryWeight(w, b.BackendRef, dobj)
+		}
+	}
+	return w
+}
+
+// higherCanaryWeight is the higher of w and b's weight when b is dobj's
+// canary Service, w otherwise. An unset weight is 1, the CRDs' default.
+func higherCanaryWeight(w *int32, b gatewayv1.BackendRef, dobj *appv1.DeployObject) *int32 {
+	if string(b.Name) != CanaryServiceName(dobj) {
+		return w
+	}
+	bw := ptr.Deref(b.Weight, 1)
+	if w != nil && *w >= bw {
+		return w
+	}
+	return &bw
 }
 
 // parentReferences are refs as a route names them, with the group and

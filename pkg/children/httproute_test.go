@@ -225,3 +225,184 @@ func TestHTTPRouteCondition(t *testing.T) {
 		})
 	}
 }
+
+// backend is a route's backendRef to the Service name at port with weight,
+// as the controller writes it.
+func backend(name string, port gatewayv1.PortNumber, weight int32) gatewayv1.BackendRef {
+	return gatewayv1.BackendRef{
+		BackendObjectReference: gatewayv1.BackendObjectReference{
+			Group: ptr.To[gatewayv1.Group](""), Kind: ptr.To[gatewayv1.Kind]("Service"), Name: gatewayv1.ObjectName(name), Port: ptr.To(port),
+		},
+		Weight: ptr.To(weight),
+	}
+}
+
+// TestDesiredHTTPRouteCanaryWeights: without a canary weight each rule
+// sends to the Service alone, as before canaries; with one, each rule
+// sends to the Service and the canary Service at its own port, the pair
+// summing to 100, never both zero, whatever the weight asked.
+func TestDesiredHTTPRouteCanaryWeights(t *testing.T) {
+	dobj := testobjects.NewDeployObject(testobjects.WithHTTPRoute, func(d *appv1.DeployObject) {
+		d.Spec.Ports = append(d.Spec.Ports, appv1.Port{Name: "admin", ContainerPort: 9000})
+		d.Spec.Route.Port, d.Spec.Route.Rules = "", []appv1.RouteRule{
+			{Path: "/healthz", PathType: appv1.PathExact, Port: "admin"},
+			{Path: "/", PathType: appv1.PathPrefix, Port: "http"},
+		}
+	})
+	for _, tc := range []struct {
+		name   string
+		weight *int32
+		want   [][]gatewayv1.BackendRef
+	}{
+		{"no canary", nil, [][]gatewayv1.BackendRef{
+			{backend("web", 9000, 1)},
+			{backend("web", 80, 1)},
+		}},
+		{"20%", ptr.To[int32](20), [][]gatewayv1.BackendRef{
+			{backend("web", 9000, 80), backend("web-canary", 9000, 20)},
+			{backend("web", 80, 80), backend("web-canary", 80, 20)},
+		}},
+		{"0%: referenced, no traffic", ptr.To[int32](0), [][]gatewayv1.BackendRef{
+			{backend("web", 9000, 100), backend("web-canary", 9000, 0)},
+			{backend("web", 80, 100), backend("web-canary", 80, 0)},
+		}},
+		{"100%", ptr.To[int32](100), [][]gatewayv1.BackendRef{
+			{backend("web", 9000, 0), backend("web-canary", 9000, 100)},
+			{backend("web", 80, 0), backend("web-canary", 80, 100)},
+		}},
+		{"below 0 is 0", ptr.To[int32](-5), [][]gatewayv1.BackendRef{
+			{backend("web", 9000, 100), backend("web-canary", 9000, 0)},
+			{backend("web", 80, 100), backend("web-canary", 80, 0)},
+		}},
+		{"above 100 is 100", ptr.To[int32](150), [][]gatewayv1.BackendRef{
+			{backend("web", 9000, 0), backend("web-canary", 9000, 100)},
+			{backend("web", 80, 0), backend("web-canary", 80, 100)},
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r, err := children.DesiredHTTPRoute(dobj, tc.weight)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got [][]gatewayv1.BackendRef
+			for _, rule := range r.Spec.Rules {
+				var refs []gatewayv1.BackendRef
+				for _, b := range rule.BackendRefs {
+					if b.Filters != nil {
+						t.Errorf("backend %s has filters", b.Name)
+					}
+					refs = append(refs, b.BackendRef)
+				}
+				got = append(got, refs)
+			}
+			if !equality.Semantic.DeepEqual(got, tc.want) {
+				t.Errorf("backends (-want +got):\n%s", diff.Diff(tc.want, got))
+			}
+		})
+	}
+}
+
+// TestHTTPRouteCanaryWeight: the canary's weight is read from the live
+// route: none without a canary backend, 0 told from none, the CRDs'
+// default for an unset weight, the highest when rules disagree.
+func TestHTTPRouteCanaryWeight(t *testing.T) {
+	dobj := testobjects.NewDeployObject(testobjects.WithHTTPRoute, func(d *appv1.DeployObject) {
+		d.Spec.Route.Port, d.Spec.Route.Rules = "", []appv1.RouteRule{
+			{Path: "/a", PathType: appv1.PathPrefix, Port: "http"},
+			{Path: "/b", PathType: appv1.PathPrefix, Port: "http"},
+		}
+	})
+	weighted := func(w *int32, edit func(*gatewayv1.HTTPRoute)) *gatewayv1.HTTPRoute {
+		r, err := children.DesiredHTTPRoute(dobj, w)
+		if err != nil {
+			t.Fatal(err)
+		}
+		edit(r)
+		return r
+	}
+	none := func(*gatewayv1.HTTPRoute) {}
+	for _, tc := range []struct {
+		name  string
+		route *gatewayv1.HTTPRoute
+		want  *int32
+	}{
+		{"no route", nil, nil},
+		{"no canary", weighted(nil, none), nil},
+		{"20%", weighted(ptr.To[int32](20), none), ptr.To[int32](20)},
+		{"0%", weighted(ptr.To[int32](0), none), ptr.To[int32](0)},
+		{"unset weight: the CRDs' default", weighted(ptr.To[int32](20), func(r *gatewayv1.HTTPRoute) {
+			for i := range r.Spec.Rules {
+				r.Spec.Rules[i].BackendRefs[1].Weight = nil
+			}
+		}), ptr.To[int32](1)},
+		{"rules disagree, the higher last", weighted(ptr.To[int32](10), func(r *gatewayv1.HTTPRoute) { r.Spec.Rules[1].BackendRefs[1].Weight = ptr.To[int32](30) }), ptr.To[int32](30)},
+		{"rules disagree, the higher first", weighted(ptr.To[int32](10), func(r *gatewayv1.HTTPRoute) { r.Spec.Rules[0].BackendRefs[1].Weight = ptr.To[int32](30) }), ptr.To[int32](30)},
+		{"one rule only", weighted(ptr.To[int32](50), func(r *gatewayv1.HTTPRoute) { r.Spec.Rules[0].BackendRefs = r.Spec.Rules[0].BackendRefs[:1] }), ptr.To[int32](50)},
+		{"another backend is not the canary", weighted(ptr.To[int32](20), func(r *gatewayv1.HTTPRoute) {
+			for i := range r.Spec.Rules {
+				r.Spec.Rules[i].BackendRefs[1].Name = "web-canary-old"
+			}
+		}), nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := children.HTTPRouteCanaryWeight(tc.route, dobj); !equality.Semantic.DeepEqual(got, tc.want) {
+				t.Errorf("weight %v, want %v", ptr.Deref(got, -1), ptr.Deref(tc.want, -1))
+			}
+		})
+	}
+}
+
+// TestMergeHTTPRouteCanaryWeight: the weight is part of the route's hash,
+// so a route at the weight asked is in line, from the cache too, and one
+// at another weight is written once and in line afterwards.
+func TestMergeHTTPRouteCanaryWeight(t *testing.T) {
+	dobj := testobjects.NewDeployObject(testobjects.WithHTTPRoute)
+	liveAt := func(w *int32) *gatewayv1.HTTPRoute {
+		r, err := children.DesiredHTTPRoute(dobj, w)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.UID, r.ResourceVersion, r.Generation = "uid-route", "70", 1
+		return r
+	}
+	hashes := map[string]bool{}
+	for _, w := range []*int32{nil, ptr.To[int32](0), ptr.To[int32](20), ptr.To[int32](50)} {
+		hashes[liveAt(w).Annotations[appv1.AnnotationRouteHash]] = true
+	}
+	if len(hashes) != 4 {
+		t.Errorf("%d route hashes for 4 weights", len(hashes))
+	}
+	for _, tc := range []struct {
+		name       string
+		live, want *int32
+		changed    bool
+	}{
+		{"20% as asked", ptr.To[int32](20), ptr.To[int32](20), false},
+		{"raised to 50%", ptr.To[int32](20), ptr.To[int32](50), true},
+		{"lowered to 0%", ptr.To[int32](20), ptr.To[int32](0), true},
+		{"canary ends", ptr.To[int32](20), nil, true},
+		{"canary starts", nil, ptr.To[int32](0), true},
+		{"no canary, as before", nil, nil, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			live := liveAt(tc.live)
+			desired, err := children.DesiredHTTPRoute(dobj, tc.want)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, changed := children.MergeHTTPRoute(live, desired)
+			if changed != tc.changed {
+				t.Fatalf("changed = %v, want %v", changed, tc.changed)
+			}
+			if _, slim := children.MergeHTTPRoute(children.SlimHTTPRoute(live.DeepCopy()), desired); slim != tc.changed {
+				t.Errorf("from the cache: changed = %v, want %v", slim, tc.changed)
+			}
+			if w := children.HTTPRouteCanaryWeight(got, dobj); !equality.Semantic.DeepEqual(w, tc.want) {
+				t.Errorf("merged weight %v, want %v", ptr.Deref(w, -1), ptr.Deref(tc.want, -1))
+			}
+			if _, again := children.MergeHTTPRoute(got, desired); again {
+				t.Error("the merged HTTPRoute is not in line")
+			}
+		})
+	}
+}

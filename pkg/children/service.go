@@ -40,17 +40,7 @@ func DesiredService(dobj *appv1.DeployObject) *corev1.Service {
 	if svcType == "" {
 		svcType = corev1.ServiceTypeClusterIP
 	}
-	ports := make([]corev1.ServicePort, 0, len(dobj.Spec.Ports))
-	for _, p := range dobj.Spec.Ports {
-		ports = append(ports, corev1.ServicePort{
-			Name:       p.Name,
-			Protocol:   portProtocol(p),
-			Port:       ServicePort(p),
-			TargetPort: intstr.FromInt32(p.ContainerPort),
-			// A copy: the desired Service must not point into the cache.
-			AppProtocol: copyPtr(p.AppProtocol),
-		})
-	}
+	ports := servicePorts(dobj)
 	svc := &corev1.Service{
 		ObjectMeta: childMeta(dobj),
 		Spec: corev1.ServiceSpec{
@@ -67,6 +57,22 @@ func DesiredService(dobj *appv1.DeployObject) *corev1.Service {
 	}
 	withChildMetadata(&svc.ObjectMeta, metadata, owned...)
 	return svc
+}
+
+// servicePorts are the ports of dobj's Services.
+func servicePorts(dobj *appv1.DeployObject) []corev1.ServicePort {
+	ports := make([]corev1.ServicePort, 0, len(dobj.Spec.Ports))
+	for _, p := range dobj.Spec.Ports {
+		ports = append(ports, corev1.ServicePort{
+			Name:       p.Name,
+			Protocol:   portProtocol(p),
+			Port:       ServicePort(p),
+			TargetPort: intstr.FromInt32(p.ContainerPort),
+			// A copy: the desired Service must not point into the cache.
+			AppProtocol: copyPtr(p.AppProtocol),
+		})
+	}
+	return ports
 }
 
 // A port's appProtocol is the controller's while the spec sets it, and

@@ -218,7 +218,7 @@ func WithGRPCRoute(d *appv1.DeployObject) {
 // LiveGRPCRoute is the GRPCRoute of dobj as the API server would hold it,
 // accepted by every parent.
 func LiveGRPCRoute(dobj *appv1.DeployObject) *gatewayv1.GRPCRoute {
-	r, err := children.DesiredGRPCRoute(dobj)
+	r, err := children.DesiredGRPCRoute(dobj, nil)
 	if err != nil {
 		panic(err)
 	}
@@ -257,7 +257,7 @@ func LiveHTTPSRedirect(dobj *appv1.DeployObject) *gatewayv1.HTTPRoute {
 }
 
 func MustDesiredHTTPRoute(dobj *appv1.DeployObject) *gatewayv1.HTTPRoute {
-	r, err := children.DesiredHTTPRoute(dobj)
+	r, err := children.DesiredHTTPRoute(dobj, nil)
 	if err != nil {
 		panic(err)
 	}
@@ -386,6 +386,16 @@ func LiveReplicaSet(dobj *appv1.DeployObject, revision int) *appsv1.ReplicaSet {
 		},
 		Spec: appsv1.ReplicaSetSpec{Replicas: ptr.To[int32](0), Selector: d.Spec.Selector, Template: d.Spec.Template},
 	}
+}
+
+// LiveCanaryReplicaSet is dobj's canary ReplicaSet of the canary id, one
+// pod of the Deployment's template, as the API server holds it once the
+// pod is available.
+func LiveCanaryReplicaSet(dobj *appv1.DeployObject, id string) *appsv1.ReplicaSet {
+	rs := children.DesiredCanaryReplicaSet(dobj, LiveDeployment(dobj).Spec.Template, id, 1)
+	rs.UID, rs.ResourceVersion, rs.Generation = types.UID("uid-canary-"+id), "60", 1
+	rs.Status = appsv1.ReplicaSetStatus{Replicas: 1, FullyLabeledReplicas: 1, ReadyReplicas: 1, AvailableReplicas: 1, ObservedGeneration: 1}
+	return rs
 }
 
 // WithBudget asks for a PodDisruptionBudget keeping one pod available.
