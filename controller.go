@@ -140,6 +140,7 @@ func NewController(
 			PodSecurity:      cfg.PodSecurity,
 			PodSecurityCheck: podSecurityCheck,
 			Rollouts:         rollouts,
+			Now:              time.Now,
 		},
 		rollouts:         rollouts,
 		caches:           cachesSynced(inf, gateway, monitors),
@@ -538,7 +539,8 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) erro
 
 	result, err := c.children.Sync(ctx, dobj)
 	if result.After > 0 {
-		// Configuration decided when to look again (see configrollout.Gate).
+		// Configuration or a canary decided when to look again (see
+		// configrollout.Gate and canary.Decision).
 		c.queue.AddAfter(key, result.After)
 	}
 	out, actions := result.Outcome, result.Actions
@@ -550,6 +552,14 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) erro
 	}
 	if err != nil {
 		return err
+	}
+	for _, e := range result.Events {
+		// The canary's steps, promotion and abort.
+		eventType := corev1.EventTypeNormal
+		if e.Warning {
+			eventType = corev1.EventTypeWarning
+		}
+		c.recorder.WithLogger(logger).Eventf(dobj, nil, eventType, e.Reason, eventAction, "%s", children.BoundNote(e.Message))
 	}
 	if len(actions) > 0 && dobj.Status.ObservedGeneration == dobj.Generation {
 		// The children were in line with this generation before, so someone

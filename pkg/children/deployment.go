@@ -119,17 +119,27 @@ func StampTemplateHashes(desired *appsv1.Deployment, spec *appv1.DeployObjectSpe
 	if _, done := desired.Annotations[appv1.AnnotationTemplateHash]; done {
 		return nil
 	}
-	podSpecHash, err := podSpecHash(spec)
+	podSpecHash, templateHash, err := TemplateHashes(desired, spec)
 	if err != nil {
 		return err
-	}
-	templateHash, err := desiredHash(&desired.Spec.Template)
-	if err != nil {
-		return fmt.Errorf("hashing the desired pod template: %w", err)
 	}
 	desired.Annotations[appv1.AnnotationPodSpecHash] = podSpecHash
 	desired.Annotations[appv1.AnnotationTemplateHash] = templateHash
 	return nil
+}
+
+// TemplateHashes are the revision of desired's pod template (what spec
+// asks of it, appv1.AnnotationPodSpecHash) and the hash of the template
+// itself (appv1.AnnotationTemplateHash), as StampTemplateHashes would stamp
+// them, for a canary to compare with the live Deployment's.
+func TemplateHashes(desired *appsv1.Deployment, spec *appv1.DeployObjectSpec) (revision, template string, err error) {
+	if revision, err = podSpecHash(spec); err != nil {
+		return "", "", err
+	}
+	if template, err = desiredHash(&desired.Spec.Template); err != nil {
+		return "", "", fmt.Errorf("hashing the desired pod template: %w", err)
+	}
+	return revision, template, nil
 }
 
 // podSpecHash identifies what spec asks of the pod template: the spec

@@ -13,6 +13,7 @@ import (
 
 	appv1 "deployobject.dev/controller/pkg/apis/app/v1"
 	"deployobject.dev/controller/pkg/caches"
+	"deployobject.dev/controller/pkg/canary"
 	"deployobject.dev/controller/pkg/children"
 	"deployobject.dev/controller/pkg/configrollout"
 	clientset "deployobject.dev/controller/pkg/generated/clientset/versioned"
@@ -47,6 +48,8 @@ type Children struct {
 	PodSecurityCheck children.PodSecurityCheck
 	// Rollouts decides whether configuration holds the Deployment.
 	Rollouts *configrollout.Rollouts
+	// Now is the clock a canary's steps are timed by; nil is time.Now.
+	Now func() time.Time
 }
 
 // Result is what came of a sync of the children.
@@ -57,8 +60,11 @@ type Result struct {
 	// Actions describe each write, for the event.
 	Actions []string
 	// After, when not 0, is when the DeployObject must be synced again
-	// whatever happens meanwhile (see configrollout.Gate).
+	// whatever happens meanwhile (see configrollout.Gate and
+	// canary.Decision).
 	After time.Duration
+	// Events are the canary's steps, each worth an event.
+	Events []canary.Event
 }
 
 // Sync creates, updates or deletes the children of dobj as needed, one
@@ -73,9 +79,13 @@ func (r *Children) Sync(ctx context.Context, dobj *appv1.DeployObject) (Result, 
 		// the ConfigMap of their inline files exist (see prerequisite).
 		p.serviceAccount,
 		p.files,
+		// The canary is decided with the Deployment, which it may hold,
+		// pause or scale; its own ReplicaSet comes next.
 		p.deployment,
+		p.canaryReplicaSet,
 		p.superseded,
 		p.service,
+		p.canaryService,
 		p.pdb,
 		p.hpa,
 		p.networkPolicy,
@@ -115,6 +125,17 @@ type pass struct {
 	// pkg/caches/packed.go); cachedErr the error reading it.
 	cachedDeployment *appsv1.Deployment
 	cachedErr        error
+
+	// canaryDecision is what pkg/canary decided for this sync (its zero
+	// value without a canary), canaryStable the Deployment it decided on,
+	// and canaryTemplate the pod template the spec asks for, which a
+	// canary ReplicaSet is made of.
+	canaryDecision canary.Decision
+	canaryStable   canary.Stable
+	canaryTemplate corev1.PodTemplateSpec
+	// canaryHeld: the canary holds the live pod template, which differs
+	// from the one the spec asks for.
+	canaryHeld bool
 }
 
 func (r *Children) newPass(dobj *appv1.DeployObject) *pass {
@@ -139,11 +160,27 @@ func (p *pass) record(kind, action string, err error) error {
 	return nil
 }
 
+// after keeps the earliest time, other than 0, to sync again.
+func (p *pass) after(d time.Duration) {
+	if d > 0 && (p.result.After == 0 || d < p.result.After) {
+		p.result.After = d
+	}
+}
+
+func (r *Children) now() time.Time {
+	if r.Now == nil {
+		return time.Now()
+	}
+	return r.Now()
+}
+
 func (p *pass) service(ctx context.Context) error {
 	ns := p.dobj.Namespace
 	var action string
 	var err error
-	p.out.Service, action, err = children.SyncOptional(ctx, p.dobj, children.WantsService(p.dobj), children.DesiredService(p.dobj),
+	// During a canary in Route mode the Service selects only the stable
+	// pods (see canary.Decision.Pin).
+	p.out.Service, action, err = children.SyncOptional(ctx, p.dobj, children.WantsService(p.dobj), children.PinnedService(children.DesiredService(p.dobj), p.canaryDecision.Pin),
 		children.ServiceOps(caches.ListerOf[corev1.Service](p.Caches).In(ns), p.KubeClient.CoreV1().Services(ns), p.recheckOwner))
 	return p.record("Service", action, err)
 }

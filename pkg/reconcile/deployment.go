@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
+	"k8s.io/utils/ptr"
 
 	appv1 "deployobject.dev/controller/pkg/apis/app/v1"
 	"deployobject.dev/controller/pkg/caches"
@@ -75,11 +76,26 @@ func (p *pass) deployment(ctx context.Context) error {
 	if configrollout.Enabled(dobj) {
 		configrollout.WithHash(&desired.Spec.Template, cfg.Hash)
 	}
+	p.cachedDeployment, p.cachedErr = caches.ListerOf[appsv1.Deployment](p.Caches).In(dobj.Namespace)(dobj.Name)
+	var live *appsv1.Deployment
+	if p.cachedControlled() {
+		live = p.cachedDeployment
+	}
+	if err := p.decideCanary(ctx, live, desired); err != nil {
+		return err
+	}
+	p.canaryTemplate = desired.Spec.Template
+	if p.canaryDecision.Pause {
+		desired.Spec.Paused = true
+	}
+	if p.canaryDecision.KeepReplicas && live != nil && live.Spec.Replicas != nil && *live.Spec.Replicas > *desired.Spec.Replicas {
+		// An autoscaler's scale-down waits for the canary's end.
+		desired.Spec.Replicas = ptr.To(*live.Spec.Replicas)
+	}
 	desired, hash, err := children.StampedDeployment(desired)
 	if err != nil {
 		return err
 	}
-	p.cachedDeployment, p.cachedErr = caches.ListerOf[appsv1.Deployment](p.Caches).In(dobj.Namespace)(dobj.Name)
 	if p.prerequisite != "" {
 		klog.FromContext(ctx).V(2).Info("The Deployment waits for what its pods need", "missing", p.prerequisite)
 		if p.cachedControlled() {
@@ -124,11 +140,15 @@ func (p *pass) hold(ctx context.Context, desired *appsv1.Deployment, cfg configr
 			return true, nil
 		}
 	}
+	if p.canaryHeld && live != nil {
+		// The canary keeps the stable template.
+		return true, p.scaleHeld(ctx, live, desired, "beside its canary")
+	}
 	gate, err := p.Rollouts.Decide(cache.MetaObjectToName(dobj), dobj, live, desired, cfg)
 	if err != nil {
 		return false, err
 	}
-	p.result.After = gate.After
+	p.after(gate.After)
 	switch {
 	case gate.Missing:
 		p.out.Deployment = live
@@ -137,20 +157,31 @@ func (p *pass) hold(ctx context.Context, desired *appsv1.Deployment, cfg configr
 		p.out.ConfigMissingGrace = gate.After > 0
 	case gate.Pending:
 		klog.FromContext(ctx).V(2).Info("Rollout not asked for by the spec waits for a slot")
-		p.out.Deployment, p.out.ConfigPending = live, true
-		// A scale is no rollout, and does not wait with the template.
-		if patch := children.ScalePatch(live, desired); patch != nil {
-			scaled, err := p.KubeClient.AppsV1().Deployments(dobj.Namespace).Patch(ctx, dobj.Name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: identity.FieldManager})
-			if err != nil {
-				return true, fmt.Errorf("scaling Deployment %s while its rollout waits: %w", dobj.Name, err)
-			}
-			p.out.Deployment = scaled
+		p.out.ConfigPending = true
+		if err := p.scaleHeld(ctx, live, desired, "while its rollout waits"); err != nil {
+			return true, err
 		}
 	case gate.Limited:
 		p.out.ConfigRollout = true
 		desired.Annotations[appv1.AnnotationLimitedRollout] = "true"
 	}
 	return gate.Held(), nil
+}
+
+// scaleHeld brings live's replicas to desired's while its template is held
+// (why): a scale is no rollout, and does not wait with the template.
+func (p *pass) scaleHeld(ctx context.Context, live, desired *appsv1.Deployment, why string) error {
+	p.out.Deployment = live
+	patch := children.ScalePatch(live, desired)
+	if patch == nil {
+		return nil
+	}
+	scaled, err := p.KubeClient.AppsV1().Deployments(p.dobj.Namespace).Patch(ctx, p.dobj.Name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: identity.FieldManager})
+	if err != nil {
+		return fmt.Errorf("scaling Deployment %s %s: %w", p.dobj.Name, why, err)
+	}
+	p.out.Deployment = scaled
+	return nil
 }
 
 // syncDeployment brings the Deployment in line with desired, whose hash

@@ -18,6 +18,7 @@ import (
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	appv1 "deployobject.dev/controller/pkg/apis/app/v1"
+	"deployobject.dev/controller/pkg/canary"
 	"deployobject.dev/controller/pkg/children"
 	appapply "deployobject.dev/controller/pkg/generated/applyconfiguration/app/v1"
 )
@@ -60,6 +61,11 @@ type Outcome struct {
 	// ConfigMissingGrace: the ConfigMap or Secret reported missing may
 	// still come (--config-missing-grace-period): Reconciling, not Stalled.
 	ConfigMissingGrace bool
+	// Canary is the canary under way (canary.Decision.Status), nil for
+	// none; CanaryWaiting says why a canary has not started yet while the
+	// template it is for is held.
+	Canary        *appv1.CanaryStatus
+	CanaryWaiting string
 	// KeptRoute names the route of the kind the spec no longer asks for,
 	// kept while the one it asks for instead does not carry traffic yet.
 	KeptRoute string
@@ -77,6 +83,7 @@ func Compute(dobj *appv1.DeployObject, out Outcome, now metav1.Time) appv1.Deplo
 		DeploymentHash:     dobj.Status.DeploymentHash,
 		ConfigHash:         dobj.Status.ConfigHash,
 		Selector:           children.SelectorString(dobj),
+		Canary:             out.Canary,
 		Conditions:         append([]metav1.Condition(nil), dobj.Status.Conditions...),
 	}
 	if out.DeploymentHash != "" {
@@ -203,6 +210,8 @@ var stallingReasons = map[string]bool{
 	// reference); the controller notices at once when they do.
 	appv1.ReasonConfigMissing:         true,
 	appv1.ReasonGatewayAPIUnavailable: true,
+	// Until the canary is retried or the spec changes.
+	appv1.ReasonCanaryAborted: true,
 }
 
 // progressCondition is the kstatus condition that goes with ready: Stalled
@@ -292,6 +301,15 @@ func ReadyCondition(dobj *appv1.DeployObject, out Outcome) metav1.Condition {
 			}
 			return notReady(appv1.ReasonRouteNotAccepted, "%s: %s", route.Reason, route.Message)
 		}
+	}
+	// A canary pauses the Deployment for its promotion: it comes before
+	// the Deployment's own state.
+	if out.Canary != nil {
+		reason, message := canary.Condition(dobj.Name, out.Canary)
+		return notReady(reason, "%s", message)
+	}
+	if out.CanaryWaiting != "" {
+		return notReady(appv1.ReasonCanaryProgressing, "%s", out.CanaryWaiting)
 	}
 	if d.Status.ObservedGeneration < d.Generation {
 		return notReady(appv1.ReasonProgressing, "waiting for the Deployment controller to observe generation %d of Deployment %s", d.Generation, d.Name)
@@ -397,6 +415,9 @@ func ApplyConfiguration(dobj *appv1.DeployObject, status appv1.DeployObjectStatu
 	if status.ConfigHash != "" {
 		st.WithConfigHash(status.ConfigHash)
 	}
+	if c := status.Canary; c != nil {
+		st.WithCanary(canaryApplyConfiguration(c))
+	}
 	for _, a := range status.Addresses {
 		st.WithAddresses(appapply.Address().WithType(a.Type).WithValue(a.Value).WithPorts(a.Ports...))
 	}
@@ -414,6 +435,25 @@ func ApplyConfiguration(dobj *appv1.DeployObject, status appv1.DeployObjectStatu
 			WithMessage(c.Message))
 	}
 	return appapply.DeployObject(dobj.Name, dobj.Namespace).WithResourceVersion(dobj.ResourceVersion).WithStatus(st)
+}
+
+func canaryApplyConfiguration(c *appv1.CanaryStatus) *appapply.CanaryStatusApplyConfiguration {
+	a := appapply.CanaryStatus().WithID(c.ID).WithRevision(c.Revision).WithAttempt(c.Attempt).WithMode(c.Mode).WithPhase(c.Phase).
+		WithStep(c.Step).WithDesiredWeight(c.DesiredWeight).WithObservedWeight(c.ObservedWeight).
+		WithReplicas(c.Replicas).WithAvailableReplicas(c.AvailableReplicas).WithRestarts(c.Restarts)
+	if c.StableRevision != "" {
+		a.WithStableRevision(c.StableRevision)
+	}
+	if c.StepStartTime != nil {
+		a.WithStepStartTime(*c.StepStartTime)
+	}
+	if c.TrafficShiftTime != nil {
+		a.WithTrafficShiftTime(*c.TrafficShiftTime)
+	}
+	if c.AbortReason != "" {
+		a.WithAbortReason(c.AbortReason)
+	}
+	return a
 }
 
 // ownCondition reports whether the controller writes conditions of type t.

@@ -2,7 +2,8 @@
 -- conditions its controller writes: Ready, and beside a Ready that is not
 -- True, Reconciling (still working) or Stalled (waiting for someone to act).
 -- A paused rollout (`kubectl rollout pause`) is Suspended, as Argo CD shows a
--- paused Deployment.
+-- paused Deployment, and so is a canary waiting at a pause step
+-- (CanaryPaused); an aborted canary is Stalled, so Degraded.
 local hs = {}
 if obj.status == nil or obj.status.conditions == nil then
   hs.status = "Progressing"
@@ -33,7 +34,7 @@ elseif ready.status == "True" then
 elseif stalled ~= nil then
   hs.status = "Degraded"
   hs.message = stalled.reason .. ": " .. stalled.message
-elseif ready.reason == "Paused" then
+elseif ready.reason == "Paused" or ready.reason == "CanaryPaused" then
   hs.status = "Suspended"
   hs.message = ready.message
 else
