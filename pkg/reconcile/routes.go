@@ -101,7 +101,9 @@ func (p *pass) gatewayRoutes(ctx context.Context) error {
 		desired   func(*appv1.DeployObject) (*gatewayv1.HTTPRoute, error)
 		synced    **gatewayv1.HTTPRoute
 	}{
-		{children.KindHTTPRoute, dobj.Name, children.WantsHTTPRoute(dobj), func(d *appv1.DeployObject) (*gatewayv1.HTTPRoute, error) { return children.DesiredHTTPRoute(d, p.canaryDecision.Weight) }, &out.HTTPRoute},
+		{children.KindHTTPRoute, dobj.Name, children.WantsHTTPRoute(dobj), func(d *appv1.DeployObject) (*gatewayv1.HTTPRoute, error) {
+			return children.DesiredHTTPRoute(d, p.canaryDecision.Weight)
+		}, &out.HTTPRoute},
 		{children.KindHTTPSRedirect, children.HTTPSRedirectName(dobj), children.WantsHTTPSRedirect(dobj), children.DesiredHTTPSRedirect, &out.HTTPSRedirect},
 	} {
 		if r.name == dobj.Name && children.WantsGRPCRoute(dobj) && out.GRPCRoute == nil {
