@@ -122,7 +122,7 @@ func podSurfaceObjects(t *testing.T, ns string) string {
 func allWrites(t *testing.T, ns string, since time.Time) map[string]int {
 	t.Helper()
 	n := map[string]int{}
-	for _, resource := range []string{"deployments", "services", "serviceaccounts", "configmaps", "poddisruptionbudgets", "horizontalpodautoscalers", "ingresses", "networkpolicies", "httproutes", "grpcroutes", "servicemonitors", "podmonitors", "deployobjects"} {
+	for _, resource := range []string{"deployments", "services", "serviceaccounts", "configmaps", "poddisruptionbudgets", "horizontalpodautoscalers", "ingresses", "networkpolicies", "httproutes", "grpcroutes", "servicemonitors", "podmonitors", "replicasets", "deployobjects"} {
 		for name, c := range controllerWrites(t, ns, resource, "write", since) {
 			n[resource+"/"+name] += c
 		}
