@@ -420,7 +420,9 @@ func (c *Controller) updateDeployObject(oldObj, newObj any) {
 		return
 	}
 	c.written.Observe(cache.MetaObjectToName(newDO), newDO.ResourceVersion)
-	if oldDO.ResourceVersion == newDO.ResourceVersion || oldDO.Generation != newDO.Generation {
+	// A status write is no news; a resync, a spec change and a canary
+	// operation (the only annotations the cache keeps) are.
+	if oldDO.ResourceVersion == newDO.ResourceVersion || oldDO.Generation != newDO.Generation || !maps.Equal(oldDO.Annotations, newDO.Annotations) {
 		c.enqueue(newDO)
 	}
 }

@@ -929,6 +929,12 @@ func TestEventHandlers(t *testing.T) {
 	c.updateDeployObject(dobj, dobj)
 	expect("periodic resync of the DeployObject", testobjects.TestKey)
 
+	promoted := dobj.DeepCopy()
+	promoted.ResourceVersion = "11"
+	promoted.Annotations = map[string]string{appv1.AnnotationCanaryPromote: "a-1/3"}
+	c.updateDeployObject(dobj, promoted)
+	expect("a canary operation on the DeployObject", testobjects.TestKey)
+
 	c.enqueue(cache.DeletedFinalStateUnknown{Key: "apps/web", Obj: dobj})
 	expect("DeployObject tombstone", testobjects.TestKey)
 }

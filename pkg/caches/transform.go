@@ -53,15 +53,15 @@ func Transform(obj any) (any, error) {
 	return obj, nil
 }
 
-// slimDeployObject drops managedFields and annotations; the spec and status
-// are all read. It also drops the kind and API version, which a
+// slimDeployObject drops managedFields and the annotations but the canary
+// operations (see canary.OpsFrom); the spec and status are all read. It also drops the kind and API version, which a
 // DeployObject has when it comes from a list and lacks when it comes from
 // a watch (the client's decoder clears them, and a custom resource's list
 // items carry them): the cache holds the same object either way, which is
 // what client-go's watch-list consistency detector checks.
 func slimDeployObject(d *appv1.DeployObject) *appv1.DeployObject {
 	d.TypeMeta = metav1.TypeMeta{}
-	d.ObjectMeta = children.SlimMeta(d.ObjectMeta)
+	d.ObjectMeta = children.SlimMetaKeeping(d.ObjectMeta, appv1.AnnotationCanaryPromote, appv1.AnnotationCanaryPromoteFull, appv1.AnnotationCanaryAbort, appv1.AnnotationCanaryRetry)
 	d.Spec.Image = children.Intern(d.Spec.Image)
 	d.Spec.ConfigRollout = children.Intern(d.Spec.ConfigRollout)
 	for i := range d.Spec.Ports {

@@ -115,7 +115,8 @@ func TestSlimCacheAnswersLikeTheFullObject(t *testing.T) {
 
 func TestTransformKeepsDeployObjectSpecAndStatus(t *testing.T) {
 	dobj := inSync(testobjects.NewDeployObject())
-	dobj.Annotations = map[string]string{"kubectl.kubernetes.io/last-applied-configuration": "{...}"}
+	dobj.Annotations = map[string]string{"kubectl.kubernetes.io/last-applied-configuration": "{...}",
+		appv1.AnnotationCanaryPromote: "a-1/2", appv1.AnnotationCanaryPromoteFull: "a-1", appv1.AnnotationCanaryAbort: "a-2", appv1.AnnotationCanaryRetry: "a-3"}
 	dobj.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "kubectl"}}
 	want := dobj.DeepCopy()
 	got, err := ChildKinds().Transform(dobj)
@@ -123,8 +124,9 @@ func TestTransformKeepsDeployObjectSpecAndStatus(t *testing.T) {
 		t.Fatal(err)
 	}
 	d := got.(*appv1.DeployObject)
-	if d.Annotations != nil || d.ManagedFields != nil {
-		t.Error("annotations and managedFields are kept")
+	// The canary operations are read from the cache.
+	if wantAnnotations := map[string]string{appv1.AnnotationCanaryPromote: "a-1/2", appv1.AnnotationCanaryPromoteFull: "a-1", appv1.AnnotationCanaryAbort: "a-2", appv1.AnnotationCanaryRetry: "a-3"}; !maps.Equal(d.Annotations, wantAnnotations) || d.ManagedFields != nil {
+		t.Errorf("annotations %v and managedFields %v kept, want only the canary operations' and no managedFields", d.Annotations, d.ManagedFields)
 	}
 	if !testobjects.EqualObjects(d.Spec, want.Spec) || !testobjects.EqualObjects(d.Status, want.Status) || d.UID != want.UID || d.Generation != want.Generation {
 		t.Error("the transform changed what the controller reads")

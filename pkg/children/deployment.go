@@ -252,7 +252,7 @@ func pruneUnset(m map[string]any) {
 // DeploymentInSync compares, the annotations the rollout limit reads and
 // the status status.ReadyCondition reads.
 func SlimDeployment(d *appsv1.Deployment) *appsv1.Deployment {
-	d.ObjectMeta = slimMetaKeeping(d.ObjectMeta, appv1.AnnotationPodSpecHash, appv1.AnnotationTemplateHash, appv1.AnnotationLimitedRollout)
+	d.ObjectMeta = SlimMetaKeeping(d.ObjectMeta, appv1.AnnotationPodSpecHash, appv1.AnnotationTemplateHash, appv1.AnnotationLimitedRollout)
 	spec := d.Spec
 	d.Spec = appsv1.DeploymentSpec{
 		Replicas:                spec.Replicas,

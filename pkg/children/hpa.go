@@ -198,7 +198,7 @@ func MergeHPA(live, desired *autoscalingv2.HorizontalPodAutoscaler) (*autoscalin
 // status AutoscalingCondition reads; metrics readings, which change at every
 // evaluation, are dropped.
 func SlimHPA(h *autoscalingv2.HorizontalPodAutoscaler) *autoscalingv2.HorizontalPodAutoscaler {
-	h.ObjectMeta = slimMetaKeeping(h.ObjectMeta, appv1.AnnotationAutoscalerHash)
+	h.ObjectMeta = SlimMetaKeeping(h.ObjectMeta, appv1.AnnotationAutoscalerHash)
 	kept := h.Status.Conditions[:0]
 	for _, c := range h.Status.Conditions {
 		switch c.Type {

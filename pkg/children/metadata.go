@@ -112,12 +112,12 @@ func childMetadataInSync(live, desired metav1.ObjectMeta) bool {
 		live.Annotations[appv1.AnnotationOwnedMetadata] == desired.Annotations[appv1.AnnotationOwnedMetadata]
 }
 
-// slimMetaOwning is slimMetaKeeping that also keeps the annotations m's
+// slimMetaOwning is SlimMetaKeeping that also keeps the annotations m's
 // record of owned keys lists, which childMetadataInSync compares.
 func slimMetaOwning(m metav1.ObjectMeta, keys ...string) metav1.ObjectMeta {
 	record := m.Annotations[appv1.AnnotationOwnedMetadata]
 	if record == "" {
-		return slimMetaKeeping(m, keys...)
+		return SlimMetaKeeping(m, keys...)
 	}
 	keys = append(keys, appv1.AnnotationOwnedMetadata)
 	for _, k := range strings.Split(record, ",") {
@@ -125,5 +125,5 @@ func slimMetaOwning(m metav1.ObjectMeta, keys ...string) metav1.ObjectMeta {
 			keys = append(keys, k[2:])
 		}
 	}
-	return slimMetaKeeping(m, keys...)
+	return SlimMetaKeeping(m, keys...)
 }

@@ -24,10 +24,10 @@ func SlimMeta(m metav1.ObjectMeta) metav1.ObjectMeta {
 	}
 }
 
-// slimMetaKeeping is SlimMeta that also keeps the annotations named keys
+// SlimMetaKeeping is SlimMeta that also keeps the annotations named keys
 // that m has: the hash a child was last written from, which its in-sync
 // check reads, and the like.
-func slimMetaKeeping(m metav1.ObjectMeta, keys ...string) metav1.ObjectMeta {
+func SlimMetaKeeping(m metav1.ObjectMeta, keys ...string) metav1.ObjectMeta {
 	out := SlimMeta(m)
 	for _, key := range keys {
 		if value, ok := m.Annotations[key]; ok {
