@@ -343,3 +343,122 @@ func equalKeys(a, b map[string]string) bool {
 	}
 	return true
 }
+
+// TestCanaryRestartAndNewRevision: a controller that takes over a paused
+// canary writes nothing (its state is in status.canary and the children);
+// a new revision mid-canary replaces the canary, without Stalled, by one
+// of the new revision from its first step; the spec back at the stable
+// revision ends the canary and leaves the stable pods as they were.
+func TestCanaryRestartAndNewRevision(t *testing.T) {
+	t.Parallel()
+	ns := newOwnNamespace(t)
+	p := startChildrenController(t, ns)
+	create(t, newDO(ns, "web", func(d *appv1.DeployObject) {
+		d.Spec.Canary = &appv1.Canary{
+			Steps:                 []appv1.CanaryStep{{SetWeight: ptr.To[int32](50)}, {Pause: &appv1.CanaryPause{}}},
+			ScaleDownDelaySeconds: ptr.To[int32](0),
+		}
+	}))
+	waitReady(t, ns, "web")
+	stable := canaryTestPods(t, ns, "web")
+	updateDO(t, ns, "web", func(d *appv1.DeployObject) { d.Spec.Image = "nginx:1.28" })
+	first := waitCanary(t, ns, "web", "paused", func(c *appv1.CanaryStatus) bool { return c.Phase == appv1.CanaryPaused })
+	if first.ObservedWeight != 50 || first.Replicas != 2 {
+		t.Errorf("paused canary %+v, want 2 pods beside 2 stable ones, 50 %%", first)
+	}
+	p = restartWritesNothing(t, p, ns)
+	if st := getDO(t, ns, "web").Status.Canary; st == nil || st.ID != first.ID || !st.StepStartTime.Equal(first.StepStartTime) {
+		t.Errorf("after a restart: canary %+v, want %+v unchanged", st, first)
+	}
+
+	updateDO(t, ns, "web", func(d *appv1.DeployObject) { d.Spec.Image = "nginx:1.29" })
+	second := waitCanary(t, ns, "web", "of the new revision paused", func(c *appv1.CanaryStatus) bool {
+		return c.Revision != first.Revision && c.Phase == appv1.CanaryPaused
+	})
+	if second.Attempt != 1 || second.Step != 1 {
+		t.Errorf("the new revision's canary %+v, want attempt 1 paused at step 1", second)
+	}
+	list, err := env.kube.AppsV1().ReplicaSets(ns).List(ctx, metav1.ListOptions{LabelSelector: appv1.LabelCanary})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, rs := range list.Items {
+		if rs.Labels[appv1.LabelCanary] != second.ID && rs.DeletionTimestamp == nil {
+			t.Errorf("canary ReplicaSet %s of an earlier revision left", rs.Name)
+		}
+	}
+	// The canary the spec replaced is told by a Normal event: nobody has
+	// to act.
+	for _, e := range eventsOf(t, ns, "web") {
+		if strings.HasPrefix(e, "Warning/") {
+			t.Errorf("event %s for a canary the spec replaced", e)
+		}
+	}
+
+	updateDO(t, ns, "web", func(d *appv1.DeployObject) { d.Spec.Image = "nginx:1.27" })
+	waitReady(t, ns, "web")
+	eventually(t, timeout, "status.canary and the canary's pods gone", func() (bool, string, error) {
+		now := canaryTestPods(t, ns, "web")
+		d := getDO(t, ns, "web")
+		return d.Status.Canary == nil && equalKeys(now, stable), fmt.Sprintf("canary %+v, pods %v", d.Status.Canary, now), nil
+	})
+	expectQuiet(t, p, ns, 2*childrenResync, true)
+}
+
+// TestCanaryWithScale: during a canary a scale-up (an autoscaler's, here
+// through the scale subresource as it writes) applies at once and the
+// canary follows it; a scale-down waits for the canary's end, so the stable
+// is never shrunk under it; the promotion then brings the replicas down.
+func TestCanaryWithScale(t *testing.T) {
+	t.Parallel()
+	ns := newOwnNamespace(t)
+	startChildrenController(t, ns)
+	create(t, newDO(ns, "web", func(d *appv1.DeployObject) {
+		d.Spec.Canary = &appv1.Canary{
+			Steps:                 []appv1.CanaryStep{{SetWeight: ptr.To[int32](20)}, {Pause: &appv1.CanaryPause{}}},
+			ScaleDownDelaySeconds: ptr.To[int32](0),
+		}
+	}))
+	waitReady(t, ns, "web")
+	updateDO(t, ns, "web", func(d *appv1.DeployObject) { d.Spec.Image = "nginx:1.28" })
+	st := waitCanary(t, ns, "web", "paused", func(c *appv1.CanaryStatus) bool { return c.Phase == appv1.CanaryPaused })
+	if st.Replicas != 1 {
+		t.Errorf("canary of 20 %% beside 2: %d pods, want 1", st.Replicas)
+	}
+	if out, err := kubectl("-n", ns, "scale", "deployobject/web", "--replicas=8"); err != nil {
+		t.Fatalf("kubectl scale: %v\n%s", err, out)
+	}
+	waitCanary(t, ns, "web", "following the scale-up", func(c *appv1.CanaryStatus) bool { return c.Replicas == 2 && c.AvailableReplicas == 2 })
+	if d := getDeployment(t, ns, "web"); *d.Spec.Replicas != 8 || d.Spec.Template.Spec.Containers[0].Image != "nginx:1.27" {
+		t.Errorf("the stable after a scale-up: %d replicas of %s, want 8 of nginx:1.27", *d.Spec.Replicas, d.Spec.Template.Spec.Containers[0].Image)
+	}
+	if out, err := kubectl("-n", ns, "scale", "deployobject/web", "--replicas=3"); err != nil {
+		t.Fatalf("kubectl scale: %v\n%s", err, out)
+	}
+	time.Sleep(2 * childrenResync)
+	if d := getDeployment(t, ns, "web"); *d.Spec.Replicas != 8 {
+		t.Errorf("the stable after a scale-down during the canary: %d replicas, want 8 until the canary ends", *d.Spec.Replicas)
+	}
+	annotate(t, ns, "web", appv1.AnnotationCanaryPromoteFull, st.ID)
+	d := waitReady(t, ns, "web")
+	if d.Status.Canary != nil || *getDeployment(t, ns, "web").Spec.Replicas != 3 || d.Status.AvailableReplicas != 3 {
+		t.Errorf("after the promotion: canary %+v, Deployment %d replicas, %d available; want 3", d.Status.Canary, *getDeployment(t, ns, "web").Spec.Replicas, d.Status.AvailableReplicas)
+	}
+}
+
+// eventsOf are the types and reasons ("Normal/CanaryStarted") of the
+// events about DeployObject name.
+func eventsOf(t *testing.T, ns, name string) []string {
+	t.Helper()
+	list, err := env.kube.EventsV1().Events(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var reasons []string
+	for _, e := range list.Items {
+		if e.Regarding.Kind == "DeployObject" && e.Regarding.Name == name {
+			reasons = append(reasons, e.Type+"/"+e.Reason)
+		}
+	}
+	return reasons
+}
