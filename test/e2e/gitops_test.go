@@ -18,6 +18,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/yaml"
 
+	"k8s.io/utils/ptr"
+
 	appv1 "deployobject.dev/controller/pkg/apis/app/v1"
 )
 
@@ -82,6 +84,39 @@ func TestGitOpsHealthFixtures(t *testing.T) {
 			createForeignDeployment(t, ns, "web")
 			create(t, newDO(ns, "web"))
 			waitCondition(t, ns, "web", appv1.ConditionStalled, appv1.ReasonResourceConflict, "")
+		}},
+		{"canary-progressing", "web", func(t *testing.T, ns string) {
+			// The canary's pod asks for more than any node has: it stays
+			// Pending until the step's deadline, ten minutes away.
+			create(t, newDO(ns, "web", func(d *appv1.DeployObject) {
+				d.Spec.Canary = &appv1.Canary{Steps: []appv1.CanaryStep{{SetWeight: ptr.To[int32](50)}}}
+			}))
+			waitReady(t, ns, "web")
+			updateDO(t, ns, "web", func(d *appv1.DeployObject) {
+				d.Spec.Resources.Requests = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1000")}
+			})
+			waitCondition(t, ns, "web", appv1.ConditionReconciling, appv1.ReasonCanaryProgressing, "0 of 2 canary pods available")
+		}},
+		{"canary-paused", "web", func(t *testing.T, ns string) {
+			create(t, newDO(ns, "web", func(d *appv1.DeployObject) {
+				d.Spec.Canary = &appv1.Canary{Steps: []appv1.CanaryStep{{SetWeight: ptr.To[int32](50)}, {Pause: &appv1.CanaryPause{}}}}
+			}))
+			waitReady(t, ns, "web")
+			updateDO(t, ns, "web", func(d *appv1.DeployObject) { d.Spec.Image = "nginx:1.28" })
+			waitCondition(t, ns, "web", appv1.ConditionReconciling, appv1.ReasonCanaryPaused, "")
+		}},
+		{"canary-aborted", "web", func(t *testing.T, ns string) {
+			create(t, newDO(ns, "web", func(d *appv1.DeployObject) {
+				d.Spec.Canary = &appv1.Canary{
+					Steps:     []appv1.CanaryStep{{SetWeight: ptr.To[int32](50)}},
+					AutoAbort: &appv1.CanaryAutoAbort{ProgressDeadlineSeconds: ptr.To[int32](5)},
+				}
+			}))
+			waitReady(t, ns, "web")
+			updateDO(t, ns, "web", func(d *appv1.DeployObject) {
+				d.Spec.Resources.Requests = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1000")}
+			})
+			waitCondition(t, ns, "web", appv1.ConditionStalled, appv1.ReasonCanaryAborted, "aborted (ProgressDeadline)")
 		}},
 		{"replica-failure", "web", func(t *testing.T, ns string) {
 			if out, err := kubectl("label", "namespace", ns, "pod-security.kubernetes.io/enforce=restricted"); err != nil {

@@ -158,6 +158,12 @@ var kstatusWant = map[string]status.Status{
 	"invalid-spec":      status.FailedStatus,
 	"resource-conflict": status.FailedStatus,
 	"replica-failure":   status.FailedStatus,
+	// A canary goes on, waits for someone to promote it (InProgress, as a
+	// paused rollout), or is aborted until someone retries it or changes
+	// the spec.
+	"canary-progressing": status.InProgressStatus,
+	"canary-paused":      status.InProgressStatus,
+	"canary-aborted":     status.FailedStatus,
 }
 
 // TestKstatus computes the status of each fixture as Flux's health
