@@ -338,6 +338,33 @@ func TestDecide(t *testing.T) {
 				s.StepStartTime, s.DesiredWeight, s.Replicas = ago(599*time.Second), 20, 1
 			}), 1, nil),
 				func(d *Decision) { d.After = time.Second }), nil},
+		{"autoAbort without progressDeadlineSeconds: 600 s", input(withStatus(status(func(s *appv1.CanaryStatus) { s.StepStartTime = ago(599 * time.Second) })),
+			withCanary(1, 0), func(in *Input) { in.Spec.AutoAbort = &appv1.CanaryAutoAbort{NotReadySeconds: ptr.To[int32](60)} }),
+			with(live(status(func(s *appv1.CanaryStatus) { s.StepStartTime, s.DesiredWeight, s.Replicas = ago(599*time.Second), 20, 1 }), 1, nil),
+				func(d *Decision) { d.After = time.Second }), nil},
+		{"steps that complete at once run in one sync, up to the pause after them", input(withStatus(status()), withCanary(1, 1), withRoute(ptr.To[int32](20), true),
+			func(in *Input) {
+				in.Spec.Steps = []appv1.CanaryStep{weightStep(20), weightStep(20), weightStep(20), pauseStep("")}
+			}),
+			live(status(func(s *appv1.CanaryStatus) {
+				s.Phase, s.Step, s.StepStartTime, s.TrafficShiftTime = appv1.CanaryPaused, 3, ago(0), ago(0)
+				s.DesiredWeight, s.ObservedWeight, s.Replicas, s.AvailableReplicas = 20, 20, 1, 1
+			}), 1, ptr.To[int32](20)),
+			[]ev{{false, "CanaryWeightSet"}, {false, "CanaryWeightSet"}, {false, "CanaryWeightSet"}, {false, "CanaryPaused"}}},
+		{"a timed pause over to the second: the next step", input(withStatus(status(pausedAt(1, 30*time.Second))), withCanary(1, 1), withRoute(ptr.To[int32](20), true)),
+			with(live(status(pausedAt(1, 30*time.Second), func(s *appv1.CanaryStatus) {
+				s.Phase, s.Step, s.StepStartTime, s.DesiredWeight = appv1.CanaryProgressing, 2, ago(0), 50
+			}), 2, ptr.To[int32](20)), func(d *Decision) { d.After = 600 * time.Second }), nil},
+		{"a pause shorter than the delay since the last weight: looked at again when the pause ends", input(withStatus(status(pausedAt(1, 10*time.Second),
+			func(s *appv1.CanaryStatus) { s.TrafficShiftTime = ago(25 * time.Second) })), withCanary(1, 1), withRoute(ptr.To[int32](20), true)),
+			with(live(status(pausedAt(1, 10*time.Second), func(s *appv1.CanaryStatus) { s.TrafficShiftTime = ago(25 * time.Second) }), 1, ptr.To[int32](20)),
+				func(d *Decision) { d.After = 20 * time.Second }), nil},
+		{"spec.canary removed while weight 0 is accepted: the default delay", input(withStatus(status(aborting(appv1.AbortCanaryRemoved, ago(10*time.Second)))),
+			withCanary(1, 1), withRoute(ptr.To[int32](0), true), func(in *Input) { in.Spec = nil }),
+			with(live(status(aborting(appv1.AbortCanaryRemoved, ago(10*time.Second))), 1, ptr.To[int32](0)), func(d *Decision) { d.After = 20 * time.Second }), nil},
+		{"a delay of its own: the pods go once it has passed", input(withStatus(status(aborting(appv1.AbortOperator, ago(5*time.Second)))), withCanary(1, 1), withRoute(ptr.To[int32](0), true),
+			func(in *Input) { in.Spec.ScaleDownDelaySeconds = ptr.To[int32](5) }),
+			with(live(status(aborting(appv1.AbortOperator, ago(5*time.Second))), 0, nil), func(d *Decision) { d.CanaryReplicas = nil }), nil},
 		{"a pause is not bounded by the deadline", input(withStatus(status(pausedAt(3, 2*time.Hour))), withCanary(2, 2), withRoute(ptr.To[int32](50), true)),
 			live(status(pausedAt(3, 2*time.Hour)), 2, ptr.To[int32](50)), nil},
 	})

@@ -44,6 +44,7 @@ func TestRatioWeight(t *testing.T) {
 		{4, 4, 50},
 		{2, 0, 100},
 		{1, -1, 100},
+		{0, 0, 0},
 	} {
 		if got := RatioWeight(tc.canary, tc.stable); got != tc.weight {
 			t.Errorf("RatioWeight(%d, %d) = %d, want %d", tc.canary, tc.stable, got, tc.weight)
