@@ -340,7 +340,9 @@ func TestDecide(t *testing.T) {
 				func(d *Decision) { d.After = time.Second }), nil},
 		{"autoAbort without progressDeadlineSeconds: 600 s", input(withStatus(status(func(s *appv1.CanaryStatus) { s.StepStartTime = ago(599 * time.Second) })),
 			withCanary(1, 0), func(in *Input) { in.Spec.AutoAbort = &appv1.CanaryAutoAbort{NotReadySeconds: ptr.To[int32](60)} }),
-			with(live(status(func(s *appv1.CanaryStatus) { s.StepStartTime, s.DesiredWeight, s.Replicas = ago(599*time.Second), 20, 1 }), 1, nil),
+			with(live(status(func(s *appv1.CanaryStatus) {
+				s.StepStartTime, s.DesiredWeight, s.Replicas = ago(599*time.Second), 20, 1
+			}), 1, nil),
 				func(d *Decision) { d.After = time.Second }), nil},
 		{"steps that complete at once run in one sync, up to the pause after them", input(withStatus(status()), withCanary(1, 1), withRoute(ptr.To[int32](20), true),
 			func(in *Input) {
