@@ -190,6 +190,12 @@ func TestDesiredServiceRecordsAppProtocols(t *testing.T) {
 			InternalTrafficPolicy: ptr.To(corev1.ServiceInternalTrafficPolicyLocal),
 			Metadata:              &appv1.ChildMetadata{Labels: map[string]string{"team": "shop"}},
 		})}, map[string]string{appv1.AnnotationOwnedMetadata: "l:team,s:internalTrafficPolicy,s:ports[grpc].appProtocol"}},
+		{"a label and one appProtocol", []func(*appv1.DeployObject){twoPorts, withService(appv1.ServiceTypeClusterIP, appv1.ServiceSettings{
+			Metadata: &appv1.ChildMetadata{Labels: map[string]string{"team": "shop"}},
+		})}, map[string]string{appv1.AnnotationOwnedMetadata: "l:team,s:ports[grpc].appProtocol"}},
+		{"a label and an annotation", []func(*appv1.DeployObject){withService(appv1.ServiceTypeClusterIP, appv1.ServiceSettings{
+			Metadata: &appv1.ChildMetadata{Labels: map[string]string{"team": "shop"}, Annotations: map[string]string{"owner": "shop-team"}},
+		})}, map[string]string{"owner": "shop-team", appv1.AnnotationOwnedMetadata: "a:owner,l:team"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := children.DesiredService(testobjects.NewDeployObject(tc.mutate...)).Annotations; !reflect.DeepEqual(got, tc.want) {
