@@ -268,6 +268,29 @@ func TestMergeServiceTypeChangeDropsForbiddenFields(t *testing.T) {
 	}
 }
 
+// TestMergeServiceHealthCheckNodePort: a LoadBalancer Service whose
+// external traffic policy is Local keeps the health check node port the
+// API server allocated when the controller writes it for another reason;
+// under any other policy the port is dropped, which the API server requires.
+func TestMergeServiceHealthCheckNodePort(t *testing.T) {
+	for _, tc := range []struct {
+		policy corev1.ServiceExternalTrafficPolicy
+		want   int32
+	}{
+		{corev1.ServiceExternalTrafficPolicyLocal, 31000},
+		{corev1.ServiceExternalTrafficPolicyCluster, 0},
+	} {
+		dobj := testobjects.NewDeployObject(func(d *appv1.DeployObject) { d.Spec.ServiceType = appv1.ServiceTypeLoadBalancer })
+		live := testobjects.LiveService(dobj)
+		live.Spec.ExternalTrafficPolicy, live.Spec.HealthCheckNodePort = tc.policy, 31000
+		dobj.Spec.Ports[0].ServicePort = ptr.To[int32](81)
+		got, changed := children.MergeService(live, children.DesiredService(dobj))
+		if !changed || got.Spec.Ports[0].Port != 81 || got.Spec.HealthCheckNodePort != tc.want {
+			t.Errorf("%s: changed %v, port %d, healthCheckNodePort %d, want changed, port 81 and %d", tc.policy, changed, got.Spec.Ports[0].Port, got.Spec.HealthCheckNodePort, tc.want)
+		}
+	}
+}
+
 // withService gives dobj the Service settings s and type t.
 func withService(t appv1.ServiceType, s appv1.ServiceSettings) func(*appv1.DeployObject) {
 	return func(d *appv1.DeployObject) { d.Spec.ServiceType, d.Spec.Service = t, &s }
