@@ -434,22 +434,38 @@ func TestServiceRecreation(t *testing.T) {
 		if got := children.ServiceNeedsRecreation(tc.live, tc.desired); got != tc.want {
 			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
 		}
+		// The cache holds the Service slim, with an allocated cluster IP.
+		live := tc.live.DeepCopy()
+		if live.Spec.ClusterIP == "" {
+			live.Spec.ClusterIP = "10.96.0.10"
+		}
+		if got := children.ServiceNeedsRecreation(children.SlimService(live), tc.desired); got != tc.want {
+			t.Errorf("%s, from the cache: %v, want %v", tc.name, got, tc.want)
+		}
 	}
 
 	// The write deletes the live Service, with its UID, and says why.
-	live := children.DesiredService(plain)
-	live.UID = "uid-svc"
-	client := k8sfake.NewClientset(live)
-	ops := children.ServiceOps(nil, client.CoreV1().Services(live.Namespace), nil)
-	_, err := ops.Write(context.Background(), live, children.DesiredService(headless))
-	var recreation *children.RecreationError
-	if !errors.As(err, &recreation) {
-		t.Fatalf("write: %v, want a RecreationError", err)
-	}
-	if _, err := client.CoreV1().Services(live.Namespace).Get(context.Background(), live.Name, metav1.GetOptions{}); err == nil {
-		t.Error("the Service was not deleted")
-	}
-	if p := children.ProblemOf(err); p == nil || p.Reason != appv1.ReasonProgressing || !p.Retry {
-		t.Errorf("problem %+v, want Progressing and retried", p)
+	for _, tc := range []struct {
+		live, desired *corev1.Service
+		want          string
+	}{
+		{children.DesiredService(plain), children.DesiredService(headless), "recreating Service web: headless (clusterIP None) cannot change on a live Service"},
+		{children.DesiredService(lb("example.com/a")), children.DesiredService(lb("example.com/b")), "recreating Service web: loadBalancerClass cannot change on a live Service"},
+	} {
+		live := tc.live
+		live.UID = "uid-svc"
+		client := k8sfake.NewClientset(live)
+		ops := children.ServiceOps(nil, client.CoreV1().Services(live.Namespace), nil)
+		_, err := ops.Write(context.Background(), live, tc.desired)
+		var recreation *children.RecreationError
+		if !errors.As(err, &recreation) || recreation.Error() != tc.want {
+			t.Fatalf("write: %v, want a RecreationError: %s", err, tc.want)
+		}
+		if _, err := client.CoreV1().Services(live.Namespace).Get(context.Background(), live.Name, metav1.GetOptions{}); err == nil {
+			t.Error("the Service was not deleted")
+		}
+		if p := children.ProblemOf(err); p == nil || p.Reason != appv1.ReasonProgressing || !p.Retry {
+			t.Errorf("problem %+v, want Progressing and retried", p)
+		}
 	}
 }
