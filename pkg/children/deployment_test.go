@@ -1,11 +1,17 @@
 package children_test
 
 import (
+	"context"
+	"encoding/json"
+	"errors"
+	"reflect"
 	"testing"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
 	appv1 "deployobject.dev/controller/pkg/apis/app/v1"
@@ -116,5 +122,96 @@ func TestPodSpecHashLeavesOutTheCanary(t *testing.T) {
 				t.Errorf("pod-spec-hash %q, without the change %q: same = %t, want %t", got, base, got == base, tc.same)
 			}
 		})
+	}
+}
+
+// TestStampTemplateHashes: the Deployment carries the hash of what the
+// spec asks of the pod template and that of the template itself: neither
+// follows the replicas, both follow the image. A Deployment that carries
+// them already keeps them, whatever the spec.
+func TestStampTemplateHashes(t *testing.T) {
+	stamp := func(dobj *appv1.DeployObject) *appsv1.Deployment {
+		d, _, err := children.StampedDeployment(children.DesiredDeployment(dobj, children.ProfileNone))
+		if err == nil {
+			err = children.StampTemplateHashes(d, &dobj.Spec)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	hashes := []string{appv1.AnnotationPodSpecHash, appv1.AnnotationTemplateHash}
+	base := stamp(testobjects.NewDeployObject()).Annotations
+	scaled := stamp(testobjects.NewDeployObject(func(d *appv1.DeployObject) { d.Spec.Replicas = ptr.To[int32](5) })).Annotations
+	image := stamp(testobjects.NewDeployObject(func(d *appv1.DeployObject) { d.Spec.Image = "nginx:1.28" })).Annotations
+	for _, a := range hashes {
+		if base[a] == "" || scaled[a] != base[a] || image[a] == base[a] {
+			t.Errorf("%s: %q, with 5 replicas %q (want the same), with another image %q (want another)", a, base[a], scaled[a], image[a])
+		}
+	}
+
+	d := stamp(testobjects.NewDeployObject())
+	if err := children.StampTemplateHashes(d, &testobjects.NewDeployObject(func(d *appv1.DeployObject) { d.Spec.Image = "nginx:1.28" }).Spec); err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range hashes {
+		if d.Annotations[a] != base[a] {
+			t.Errorf("stamped again: %s = %q, want %q kept", a, d.Annotations[a], base[a])
+		}
+	}
+}
+
+// patches records the patches ApplyDeployment sends and answers each with
+// the Deployment as it was.
+type patches struct {
+	live *appsv1.Deployment
+	sent [][]byte
+}
+
+func (p *patches) Patch(_ context.Context, _ string, _ types.PatchType, data []byte, _ metav1.PatchOptions, _ ...string) (*appsv1.Deployment, error) {
+	p.sent = append(p.sent, data)
+	return p.live, nil
+}
+
+func (p *patches) Update(context.Context, *appsv1.Deployment, metav1.UpdateOptions) (*appsv1.Deployment, error) {
+	return nil, errors.New("no update expected")
+}
+
+// TestApplyDeploymentBody: the apply request carries the fields the
+// controller sets and the live resourceVersion, without the nulls, status
+// and empty structs a typed Deployment writes for fields it does not set;
+// an empty emptyDir is a value and stays.
+func TestApplyDeploymentBody(t *testing.T) {
+	desired := &appsv1.Deployment{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"},
+		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "apps"},
+		Spec: appsv1.DeploymentSpec{Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
+			Containers: []corev1.Container{{Name: "app", Image: "nginx:1.27"}},
+			Volumes:    []corev1.Volume{{Name: "scratch", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}},
+		}}},
+	}
+	live := desired.DeepCopy()
+	live.ResourceVersion = "20"
+	client := &patches{live: live}
+	if _, err := children.ApplyDeployment(context.Background(), client, live, desired); err != nil {
+		t.Fatal(err)
+	}
+	if len(client.sent) != 1 {
+		t.Fatalf("%d patches sent, want the apply alone", len(client.sent))
+	}
+	const want = `{"apiVersion": "apps/v1", "kind": "Deployment",
+		"metadata": {"name": "web", "namespace": "apps", "resourceVersion": "20"},
+		"spec": {"template": {"spec": {
+			"containers": [{"name": "app", "image": "nginx:1.27"}],
+			"volumes": [{"name": "scratch", "emptyDir": {}}]}}}}`
+	var got, wanted map[string]any
+	if err := json.Unmarshal(client.sent[0], &got); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal([]byte(want), &wanted); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, wanted) {
+		t.Errorf("apply body %s, want %s", client.sent[0], want)
 	}
 }

@@ -112,6 +112,25 @@ func TestDesiredPodTemplateFiles(t *testing.T) {
 	}
 }
 
+// TestFilesVolumeWithoutInlineFiles: files that all come from keys of
+// ConfigMaps and Secrets project those keys alone: there is no ConfigMap of
+// inline files to mount, and the volume names none.
+func TestFilesVolumeWithoutInlineFiles(t *testing.T) {
+	dobj := testobjects.NewDeployObject(func(d *appv1.DeployObject) {
+		d.Spec.Files = []appv1.File{{Path: "/etc/app/feature-flags.json", ConfigMapKeyRef: &appv1.FileKeyRef{Name: "flags", Key: "flags.json"}}}
+	})
+	spec := children.DesiredDeployment(dobj, children.ProfileNone).Spec.Template.Spec
+	want := corev1.Volume{Name: children.FilesVolumeName, VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{
+		DefaultMode: ptr.To[int32](0o644),
+		Sources: []corev1.VolumeProjection{
+			{ConfigMap: &corev1.ConfigMapProjection{LocalObjectReference: corev1.LocalObjectReference{Name: "flags"}, Items: []corev1.KeyToPath{{Key: "flags.json", Path: "0-feature-flags.json"}}}},
+		},
+	}}}
+	if got := spec.Volumes[len(spec.Volumes)-1]; !equality.Semantic.DeepEqual(got, want) {
+		t.Errorf("files volume (-want +got):\n%s", diff.Diff(want, got))
+	}
+}
+
 // TestSupersededFilesConfigMaps: the ConfigMaps of inline files that go are
 // exactly those that neither the current spec, nor the Deployment's pod
 // template, nor a ReplicaSet of it mounts; none goes while the Deployment

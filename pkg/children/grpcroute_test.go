@@ -26,6 +26,11 @@ func TestDesiredGRPCRoute(t *testing.T) {
 			testobjects.WithIngress(d)
 			d.Spec.Ports[0].AppProtocol = ptr.To("grpc")
 		}, false, nil, 0},
+		{"an Ingress of every call to a gRPC port stays an Ingress", func(d *appv1.DeployObject) {
+			testobjects.WithIngress(d)
+			d.Spec.Route.Path = ""
+			d.Spec.Ports[0].AppProtocol = ptr.To("grpc")
+		}, false, nil, 0},
 		{"a service and a method", testobjects.WithGRPCRoute, true, []*gatewayv1.GRPCMethodMatch{
 			{Type: ptr.To(gatewayv1.GRPCMethodMatchExact), Service: ptr.To("shop.v1.Cart")},
 			{Type: ptr.To(gatewayv1.GRPCMethodMatchExact), Service: ptr.To("grpc.health.v1.Health"), Method: ptr.To("Check")},

@@ -44,6 +44,7 @@ func TestProblemOf(t *testing.T) {
 			field.Invalid(field.NewPath("spec", "clusterIPs"), []string{""}, "failed to allocate IP"),
 			field.Invalid(field.NewPath("spec", "ports").Index(0).Child("name"), "A", "must be lower case"),
 		}), appv1.ReasonInvalidSpec, false},
+		{"invalid, naming no field", apierrors.NewInvalid(services, "web", nil), appv1.ReasonInvalidSpec, false},
 		{"server error", apierrors.NewInternalError(errors.New("etcd timeout")), "", false},
 		{"conflict", apierrors.NewConflict(schema.GroupResource{Group: "apps", Resource: "deployments"}, "web", errors.New("modified")), "", false},
 	}

@@ -190,6 +190,12 @@ func TestDesiredServiceRecordsAppProtocols(t *testing.T) {
 			InternalTrafficPolicy: ptr.To(corev1.ServiceInternalTrafficPolicyLocal),
 			Metadata:              &appv1.ChildMetadata{Labels: map[string]string{"team": "shop"}},
 		})}, map[string]string{appv1.AnnotationOwnedMetadata: "l:team,s:internalTrafficPolicy,s:ports[grpc].appProtocol"}},
+		{"a label and one appProtocol", []func(*appv1.DeployObject){twoPorts, withService(appv1.ServiceTypeClusterIP, appv1.ServiceSettings{
+			Metadata: &appv1.ChildMetadata{Labels: map[string]string{"team": "shop"}},
+		})}, map[string]string{appv1.AnnotationOwnedMetadata: "l:team,s:ports[grpc].appProtocol"}},
+		{"a label and an annotation", []func(*appv1.DeployObject){withService(appv1.ServiceTypeClusterIP, appv1.ServiceSettings{
+			Metadata: &appv1.ChildMetadata{Labels: map[string]string{"team": "shop"}, Annotations: map[string]string{"owner": "shop-team"}},
+		})}, map[string]string{"owner": "shop-team", appv1.AnnotationOwnedMetadata: "a:owner,l:team"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := children.DesiredService(testobjects.NewDeployObject(tc.mutate...)).Annotations; !reflect.DeepEqual(got, tc.want) {
@@ -258,6 +264,29 @@ func TestMergeServiceTypeChangeDropsForbiddenFields(t *testing.T) {
 					t.Error("other annotations are dropped")
 				}
 			})
+		}
+	}
+}
+
+// TestMergeServiceHealthCheckNodePort: a LoadBalancer Service whose
+// external traffic policy is Local keeps the health check node port the
+// API server allocated when the controller writes it for another reason;
+// under any other policy the port is dropped, which the API server requires.
+func TestMergeServiceHealthCheckNodePort(t *testing.T) {
+	for _, tc := range []struct {
+		policy corev1.ServiceExternalTrafficPolicy
+		want   int32
+	}{
+		{corev1.ServiceExternalTrafficPolicyLocal, 31000},
+		{corev1.ServiceExternalTrafficPolicyCluster, 0},
+	} {
+		dobj := testobjects.NewDeployObject(func(d *appv1.DeployObject) { d.Spec.ServiceType = appv1.ServiceTypeLoadBalancer })
+		live := testobjects.LiveService(dobj)
+		live.Spec.ExternalTrafficPolicy, live.Spec.HealthCheckNodePort = tc.policy, 31000
+		dobj.Spec.Ports[0].ServicePort = ptr.To[int32](81)
+		got, changed := children.MergeService(live, children.DesiredService(dobj))
+		if !changed || got.Spec.Ports[0].Port != 81 || got.Spec.HealthCheckNodePort != tc.want {
+			t.Errorf("%s: changed %v, port %d, healthCheckNodePort %d, want changed, port 81 and %d", tc.policy, changed, got.Spec.Ports[0].Port, got.Spec.HealthCheckNodePort, tc.want)
 		}
 	}
 }
@@ -405,22 +434,38 @@ func TestServiceRecreation(t *testing.T) {
 		if got := children.ServiceNeedsRecreation(tc.live, tc.desired); got != tc.want {
 			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
 		}
+		// The cache holds the Service slim, with an allocated cluster IP.
+		live := tc.live.DeepCopy()
+		if live.Spec.ClusterIP == "" {
+			live.Spec.ClusterIP = "10.96.0.10"
+		}
+		if got := children.ServiceNeedsRecreation(children.SlimService(live), tc.desired); got != tc.want {
+			t.Errorf("%s, from the cache: %v, want %v", tc.name, got, tc.want)
+		}
 	}
 
 	// The write deletes the live Service, with its UID, and says why.
-	live := children.DesiredService(plain)
-	live.UID = "uid-svc"
-	client := k8sfake.NewClientset(live)
-	ops := children.ServiceOps(nil, client.CoreV1().Services(live.Namespace), nil)
-	_, err := ops.Write(context.Background(), live, children.DesiredService(headless))
-	var recreation *children.RecreationError
-	if !errors.As(err, &recreation) {
-		t.Fatalf("write: %v, want a RecreationError", err)
-	}
-	if _, err := client.CoreV1().Services(live.Namespace).Get(context.Background(), live.Name, metav1.GetOptions{}); err == nil {
-		t.Error("the Service was not deleted")
-	}
-	if p := children.ProblemOf(err); p == nil || p.Reason != appv1.ReasonProgressing || !p.Retry {
-		t.Errorf("problem %+v, want Progressing and retried", p)
+	for _, tc := range []struct {
+		live, desired *corev1.Service
+		want          string
+	}{
+		{children.DesiredService(plain), children.DesiredService(headless), "recreating Service web: headless (clusterIP None) cannot change on a live Service"},
+		{children.DesiredService(lb("example.com/a")), children.DesiredService(lb("example.com/b")), "recreating Service web: loadBalancerClass cannot change on a live Service"},
+	} {
+		live := tc.live
+		live.UID = "uid-svc"
+		client := k8sfake.NewClientset(live)
+		ops := children.ServiceOps(nil, client.CoreV1().Services(live.Namespace), nil)
+		_, err := ops.Write(context.Background(), live, tc.desired)
+		var recreation *children.RecreationError
+		if !errors.As(err, &recreation) || recreation.Error() != tc.want {
+			t.Fatalf("write: %v, want a RecreationError: %s", err, tc.want)
+		}
+		if _, err := client.CoreV1().Services(live.Namespace).Get(context.Background(), live.Name, metav1.GetOptions{}); err == nil {
+			t.Error("the Service was not deleted")
+		}
+		if p := children.ProblemOf(err); p == nil || p.Reason != appv1.ReasonProgressing || !p.Retry {
+			t.Errorf("problem %+v, want Progressing and retried", p)
+		}
 	}
 }
