@@ -676,5 +676,22 @@ func TestSyncCanaryKeepsReplicas(t *testing.T) {
 				}
 			},
 		},
+		{
+			name:     "scaled up to 10: the canary follows, with the 2 pods 20 % of 10 need",
+			world:    scaled(10),
+			now:      later,
+			actions:  []string{"patch deployments web", "get replicasets " + canaryRSName, "update replicasets " + canaryRSName},
+			canary:   pausedCanary(),
+			ready:    appv1.ReasonCanaryPaused,
+			progress: appv1.ConditionReconciling,
+			check: func(t *testing.T, f *fixture, w []core.Action) {
+				if p := w[0].(core.PatchAction).GetPatch(); string(p) != `{"spec":{"replicas":10}}` {
+					t.Errorf("Deployment patch %s, want {\"spec\":{\"replicas\":10}}", p)
+				}
+				if rs := w[2].(core.UpdateAction).GetObject().(*appsv1.ReplicaSet); *rs.Spec.Replicas != 2 {
+					t.Errorf("canary ReplicaSet scaled to %d, want 2", *rs.Spec.Replicas)
+				}
+			},
+		},
 	})
 }
