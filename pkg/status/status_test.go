@@ -1,6 +1,8 @@
 package status
 
 import (
+	"encoding/json"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -10,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	appv1 "deployobject.dev/controller/pkg/apis/app/v1"
@@ -582,5 +585,171 @@ func TestHTTPSRedirectIsReported(t *testing.T) {
 	s := Compute(dobj, Outcome{Deployment: testobjects.LiveDeployment(dobj), Service: testobjects.LiveService(dobj), HTTPRoute: testobjects.LiveHTTPRoute(dobj), Problems: []children.Problem{conflict}}, testobjects.FixedNow)
 	if route := meta.FindStatusCondition(s.Conditions, appv1.ConditionRoute); route.Reason != appv1.ReasonResourceConflict || !strings.Contains(route.Message, "web.https-redirect") {
 		t.Errorf("Route = %s %q, want the redirect's conflict", route.Reason, route.Message)
+	}
+}
+
+// TestReadyConditionCanary: a canary under way (or waiting to start) is
+// told by Ready before the Deployment's own state, which it pauses or
+// rolls; a problem, a refused route and a child not made yet still come
+// first. An aborted canary stalls; every other phase reconciles.
+func TestReadyConditionCanary(t *testing.T) {
+	const id = "5d8f7c9b6d-1"
+	canary := func(phase appv1.CanaryPhase, reason appv1.CanaryAbortReason) *appv1.CanaryStatus {
+		return &appv1.CanaryStatus{
+			ID: id, Revision: "5d8f7c9b6d", Attempt: 1, StableRevision: "7b9c6d5f4", Mode: appv1.CanaryModeRoute, Phase: phase,
+			Step: 1, DesiredWeight: 20, ObservedWeight: 20, Replicas: 1, AvailableReplicas: 1, AbortReason: reason,
+		}
+	}
+	paused := func(d *appv1.DeployObject) *appsv1.Deployment {
+		live := testobjects.LiveDeployment(d)
+		live.Spec.Paused = true
+		return live
+	}
+	rolling := func(d *appv1.DeployObject) *appsv1.Deployment {
+		live := testobjects.LiveDeployment(d)
+		live.Status.UpdatedReplicas = 1
+		return live
+	}
+	refused := func(d *appv1.DeployObject) *gatewayv1.HTTPRoute {
+		r := testobjects.LiveHTTPRoute(d)
+		c := meta.FindStatusCondition(r.Status.Parents[0].Conditions, "Accepted")
+		c.Status, c.Reason, c.Message = metav1.ConditionFalse, "NotAllowedByListeners", "not here"
+		return r
+	}
+	for _, tc := range []struct {
+		name string
+		out  func(d *appv1.DeployObject) Outcome
+		// without is the Ready reason of the same outcome without the
+		// canary.
+		reason, message, progress, without string
+	}{
+		{"progressing beside a paused Deployment", func(d *appv1.DeployObject) Outcome {
+			return Outcome{Deployment: paused(d), Service: testobjects.LiveService(d), HTTPRoute: testobjects.LiveHTTPRoute(d), Canary: canary(appv1.CanaryProgressing, "")}
+		}, appv1.ReasonCanaryProgressing,
+			"canary 5d8f7c9b6d-1 at step 1: weight 20 % of 20 % (Route), 1 of 1 canary pods available; abort: kubectl annotate deployobject web app.deployobject.dev/canary-abort=5d8f7c9b6d-1 --overwrite",
+			appv1.ConditionReconciling, appv1.ReasonPaused},
+		{"paused beside a rolling Deployment", func(d *appv1.DeployObject) Outcome {
+			return Outcome{Deployment: rolling(d), Service: testobjects.LiveService(d), HTTPRoute: testobjects.LiveHTTPRoute(d), Canary: canary(appv1.CanaryPaused, "")}
+		}, appv1.ReasonCanaryPaused,
+			"canary 5d8f7c9b6d-1 paused at step 1, weight 20 %; promote: kubectl annotate deployobject web app.deployobject.dev/canary-promote=5d8f7c9b6d-1/1 --overwrite; abort: kubectl annotate deployobject web app.deployobject.dev/canary-abort=5d8f7c9b6d-1 --overwrite",
+			appv1.ConditionReconciling, appv1.ReasonProgressing},
+		{"promoting, the Deployment paused", func(d *appv1.DeployObject) Outcome {
+			return Outcome{Deployment: paused(d), Service: testobjects.LiveService(d), HTTPRoute: testobjects.LiveHTTPRoute(d), Canary: canary(appv1.CanaryPromoting, "")}
+		}, appv1.ReasonCanaryProgressing, "canary 5d8f7c9b6d-1 promoting: revision 5d8f7c9b6d rolls out to every replica",
+			appv1.ConditionReconciling, appv1.ReasonPaused},
+		{"aborting for a new revision", func(d *appv1.DeployObject) Outcome {
+			return Outcome{Deployment: testobjects.LiveDeployment(d), Service: testobjects.LiveService(d), HTTPRoute: testobjects.LiveHTTPRoute(d), Canary: canary(appv1.CanaryAborting, appv1.AbortSuperseded)}
+		}, appv1.ReasonCanaryProgressing, "canary 5d8f7c9b6d-1 aborting (Superseded): traffic back to stable 7b9c6d5f4, then its pods removed",
+			appv1.ConditionReconciling, appv1.ReasonAvailable},
+		{"aborting by the operator", func(d *appv1.DeployObject) Outcome {
+			return Outcome{Deployment: testobjects.LiveDeployment(d), Service: testobjects.LiveService(d), HTTPRoute: testobjects.LiveHTTPRoute(d), Canary: canary(appv1.CanaryAborting, appv1.AbortOperator)}
+		}, appv1.ReasonCanaryAborted, "canary 5d8f7c9b6d-1 aborting (Operator): traffic back to stable 7b9c6d5f4, then its pods removed",
+			appv1.ConditionStalled, appv1.ReasonAvailable},
+		{"aborted beside a ready Deployment", func(d *appv1.DeployObject) Outcome {
+			return Outcome{Deployment: testobjects.LiveDeployment(d), Service: testobjects.LiveService(d), HTTPRoute: testobjects.LiveHTTPRoute(d), Canary: canary(appv1.CanaryAborted, appv1.AbortRestarts)}
+		}, appv1.ReasonCanaryAborted,
+			"canary 5d8f7c9b6d-1 aborted (Restarts); stable 7b9c6d5f4 serves all traffic; retry: kubectl annotate deployobject web app.deployobject.dev/canary-retry=5d8f7c9b6d-1 --overwrite",
+			appv1.ConditionStalled, appv1.ReasonAvailable},
+		{"waiting to start beside a rolling Deployment", func(d *appv1.DeployObject) Outcome {
+			return Outcome{Deployment: rolling(d), Service: testobjects.LiveService(d), HTTPRoute: testobjects.LiveHTTPRoute(d),
+				CanaryWaiting: "the canary of revision 5d8f7c9b6d waits for the Deployment's rollout to finish"}
+		}, appv1.ReasonCanaryProgressing, "the canary of revision 5d8f7c9b6d waits for the Deployment's rollout to finish",
+			appv1.ConditionReconciling, appv1.ReasonProgressing},
+		{"a problem comes first", func(d *appv1.DeployObject) Outcome {
+			return Outcome{Deployment: paused(d), Service: testobjects.LiveService(d), HTTPRoute: testobjects.LiveHTTPRoute(d), Canary: canary(appv1.CanaryAborted, appv1.AbortRestarts),
+				Problems: []children.Problem{{Kind: "canary Service", Reason: appv1.ReasonForbidden, Message: "creating Service web-canary: denied"}}}
+		}, appv1.ReasonForbidden, "creating Service web-canary: denied", appv1.ConditionStalled, appv1.ReasonForbidden},
+		{"a missing Service comes first", func(d *appv1.DeployObject) Outcome {
+			return Outcome{Deployment: paused(d), HTTPRoute: testobjects.LiveHTTPRoute(d), Canary: canary(appv1.CanaryPaused, "")}
+		}, appv1.ReasonProgressing, "Service web does not exist yet", appv1.ConditionReconciling, appv1.ReasonProgressing},
+		{"a missing Deployment comes first", func(d *appv1.DeployObject) Outcome {
+			return Outcome{Service: testobjects.LiveService(d), HTTPRoute: testobjects.LiveHTTPRoute(d), Canary: canary(appv1.CanaryProgressing, ""), CanaryWaiting: "x"}
+		}, appv1.ReasonProgressing, "Deployment web does not exist yet", appv1.ConditionReconciling, appv1.ReasonProgressing},
+		{"a missing route comes first", func(d *appv1.DeployObject) Outcome {
+			return Outcome{Deployment: paused(d), Service: testobjects.LiveService(d), Canary: canary(appv1.CanaryPaused, "")}
+		}, appv1.ReasonProgressing, "HTTPRoute web does not exist yet", appv1.ConditionReconciling, appv1.ReasonProgressing},
+		{"a refused route comes first", func(d *appv1.DeployObject) Outcome {
+			return Outcome{Deployment: paused(d), Service: testobjects.LiveService(d), HTTPRoute: refused(d), Canary: canary(appv1.CanaryPaused, "")}
+		}, appv1.ReasonRouteNotAccepted, "NotAllowedByListeners: Gateway infra/public/https does not accept HTTPRoute web: not here", appv1.ConditionStalled, appv1.ReasonRouteNotAccepted},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dobj := testobjects.NewDeployObject(testobjects.WithHTTPRoute)
+			out := tc.out(dobj)
+			want := metav1.Condition{Type: appv1.ConditionReady, Status: metav1.ConditionFalse, Reason: tc.reason, Message: tc.message}
+			if c := ReadyCondition(dobj, out); c != want {
+				t.Errorf("Ready = %+v, want %+v", c, want)
+			}
+			st := Compute(dobj, out, testobjects.FixedNow)
+			for _, typ := range progressConditionTypes {
+				c := meta.FindStatusCondition(st.Conditions, typ)
+				if typ != tc.progress {
+					if c != nil {
+						t.Errorf("%s = %+v, want none", typ, c)
+					}
+					continue
+				}
+				if c == nil || c.Status != metav1.ConditionTrue || c.Reason != tc.reason {
+					t.Errorf("%s = %+v, want True for %s", typ, c, tc.reason)
+				}
+			}
+			if !testobjects.EqualObjects(st.Canary, out.Canary) {
+				t.Errorf("status.canary %+v, want %+v", st.Canary, out.Canary)
+			}
+			out.Canary, out.CanaryWaiting = nil, ""
+			if c := ReadyCondition(dobj, out); c.Reason != tc.without {
+				t.Errorf("without the canary: Ready = %s %q, want %s", c.Reason, c.Message, tc.without)
+			}
+		})
+	}
+}
+
+// TestApplyConfigurationCanary: the status apply carries every field of
+// status.canary (those the API makes optional only when set), and no
+// canary when the status has none, so that server-side apply removes it.
+func TestApplyConfigurationCanary(t *testing.T) {
+	every := &appv1.CanaryStatus{
+		ID: "5d8f7c9b6d-2", Revision: "5d8f7c9b6d", Attempt: 2, StableRevision: "7b9c6d5f4", Mode: appv1.CanaryModeRoute,
+		Phase: appv1.CanaryAborting, Step: 3, StepStartTime: ptr.To(testobjects.Earlier), TrafficShiftTime: ptr.To(testobjects.FixedNow),
+		DesiredWeight: 50, ObservedWeight: 20, Replicas: 2, AvailableReplicas: 1, Restarts: 4, AbortReason: appv1.AbortRestarts,
+	}
+	// A field added to the API without a value here fails the test.
+	v := reflect.ValueOf(every).Elem()
+	for i := range v.NumField() {
+		if v.Field(i).IsZero() {
+			t.Fatalf("the test sets no %s", v.Type().Field(i).Name)
+		}
+	}
+	for _, tc := range []struct {
+		name   string
+		canary *appv1.CanaryStatus
+		want   string
+	}{
+		{"every field", every, `{"id": "5d8f7c9b6d-2", "revision": "5d8f7c9b6d", "attempt": 2, "stableRevision": "7b9c6d5f4", "mode": "Route",
+			"phase": "Aborting", "step": 3, "stepStartTime": "2026-11-01T11:00:00Z", "trafficShiftTime": "2026-11-01T12:00:00Z",
+			"desiredWeight": 50, "observedWeight": 20, "replicas": 2, "availableReplicas": 1, "restarts": 4, "abortReason": "Restarts"}`},
+		{"zeros are values, the optional fields absent", &appv1.CanaryStatus{ID: "5d8f7c9b6d-1", Revision: "5d8f7c9b6d", Attempt: 1, Mode: appv1.CanaryModeReplicaRatio, Phase: appv1.CanaryProgressing},
+			`{"id": "5d8f7c9b6d-1", "revision": "5d8f7c9b6d", "attempt": 1, "mode": "ReplicaRatio", "phase": "Progressing",
+			"step": 0, "desiredWeight": 0, "observedWeight": 0, "replicas": 0, "availableReplicas": 0, "restarts": 0}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ac := ApplyConfiguration(testobjects.NewDeployObject(), appv1.DeployObjectStatus{Canary: tc.canary})
+			b, err := json.Marshal(ac.Status.Canary)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got, want any
+			if err := json.Unmarshal(b, &got); err != nil {
+				t.Fatal(err)
+			}
+			if err := json.Unmarshal([]byte(tc.want), &want); err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("status.canary applied as\n%s\nwant\n%s", b, tc.want)
+			}
+		})
+	}
+	if ac := ApplyConfiguration(testobjects.NewDeployObject(), appv1.DeployObjectStatus{}); ac.Status.Canary != nil {
+		t.Errorf("a status without a canary applies %+v", ac.Status.Canary)
 	}
 }
