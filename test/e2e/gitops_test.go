@@ -86,14 +86,15 @@ func TestGitOpsHealthFixtures(t *testing.T) {
 			waitCondition(t, ns, "web", appv1.ConditionStalled, appv1.ReasonResourceConflict, "")
 		}},
 		{"canary-progressing", "web", func(t *testing.T, ns string) {
-			// The canary's pod asks for more than any node has: it stays
-			// Pending until the step's deadline, ten minutes away.
+			// The canary's pods ask for more than a node offers (1,000
+			// CPUs, see hack/cluster.sh): they stay Pending until the
+			// step's deadline, ten minutes away.
 			create(t, newDO(ns, "web", func(d *appv1.DeployObject) {
 				d.Spec.Canary = &appv1.Canary{Steps: []appv1.CanaryStep{{SetWeight: ptr.To[int32](50)}}}
 			}))
 			waitReady(t, ns, "web")
 			updateDO(t, ns, "web", func(d *appv1.DeployObject) {
-				d.Spec.Resources.Requests = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1000")}
+				d.Spec.Resources.Requests = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2000")}
 			})
 			waitCondition(t, ns, "web", appv1.ConditionReconciling, appv1.ReasonCanaryProgressing, "0 of 2 canary pods available")
 		}},
@@ -114,7 +115,7 @@ func TestGitOpsHealthFixtures(t *testing.T) {
 			}))
 			waitReady(t, ns, "web")
 			updateDO(t, ns, "web", func(d *appv1.DeployObject) {
-				d.Spec.Resources.Requests = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1000")}
+				d.Spec.Resources.Requests = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2000")}
 			})
 			waitCondition(t, ns, "web", appv1.ConditionStalled, appv1.ReasonCanaryAborted, "aborted (ProgressDeadline)")
 		}},
