@@ -381,7 +381,7 @@ func TestSyncCanaryHappyPath(t *testing.T) {
 		},
 		{
 			name: "the canary's pod not available yet: the weight waits",
-			world: func(t *testing.T, f *fixture, dobj *appv1.DeployObject) {
+			world: func(_ *testing.T, f *fixture, dobj *appv1.DeployObject) {
 				inCanary(f, dobj, canaryReplicaSet(dobj, 0), testobjects.LiveHTTPRoute(dobj), canaryStatus(func(*appv1.CanaryStatus) {}))
 			},
 			now:      stepStart,
@@ -392,7 +392,7 @@ func TestSyncCanaryHappyPath(t *testing.T) {
 		},
 		{
 			name: "the canary's pod available: the route sends it 20 %",
-			world: func(t *testing.T, f *fixture, dobj *appv1.DeployObject) {
+			world: func(_ *testing.T, f *fixture, dobj *appv1.DeployObject) {
 				inCanary(f, dobj, canaryReplicaSet(dobj, 1), testobjects.LiveHTTPRoute(dobj), canaryStatus(func(*appv1.CanaryStatus) {}))
 			},
 			now:      stepStart,
@@ -451,7 +451,7 @@ func TestSyncCanaryHappyPath(t *testing.T) {
 			ready:    appv1.ReasonCanaryProgressing,
 			progress: appv1.ConditionReconciling,
 			events:   []string{"CanaryStepPromoted", "CanaryPromoting"},
-			check: func(t *testing.T, f *fixture, w []core.Action) {
+			check: func(t *testing.T, _ *fixture, w []core.Action) {
 				sent := appliedDeployment(t, w[1])
 				if img := sent.Spec.Template.Spec.Containers[0].Image; !sent.Spec.Paused || img != "nginx:1.28" || *sent.Spec.Replicas != 2 {
 					t.Errorf("applied paused %v, image %s, %d replicas; want paused, nginx:1.28, 2", sent.Spec.Paused, img, *sent.Spec.Replicas)
@@ -530,7 +530,7 @@ func TestSyncCanaryHappyPath(t *testing.T) {
 			canary:   promoting(0),
 			ready:    appv1.ReasonCanaryProgressing,
 			progress: appv1.ConditionReconciling,
-			check: func(t *testing.T, f *fixture, w []core.Action) {
+			check: func(t *testing.T, _ *fixture, w []core.Action) {
 				sent := appliedDeployment(t, w[1])
 				if img := sent.Spec.Template.Spec.Containers[0].Image; sent.Spec.Paused || img != "nginx:1.28" {
 					t.Errorf("applied paused %v, image %s; want unpaused, nginx:1.28", sent.Spec.Paused, img)
@@ -684,7 +684,7 @@ func TestSyncCanaryKeepsReplicas(t *testing.T) {
 			canary:   pausedCanary(),
 			ready:    appv1.ReasonCanaryPaused,
 			progress: appv1.ConditionReconciling,
-			check: func(t *testing.T, f *fixture, w []core.Action) {
+			check: func(t *testing.T, _ *fixture, w []core.Action) {
 				if p := w[0].(core.PatchAction).GetPatch(); string(p) != `{"spec":{"replicas":10}}` {
 					t.Errorf("Deployment patch %s, want {\"spec\":{\"replicas\":10}}", p)
 				}
