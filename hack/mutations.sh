@@ -29,7 +29,7 @@ readonly ROOT
 readonly WORKERS="${MUTATION_WORKERS:-1}"
 readonly TIMEOUT_COEFFICIENT="${MUTATION_TIMEOUT_COEFFICIENT:-30}"
 readonly OUT="${MUTATION_OUT:-${ROOT}/bin/mutations}"
-readonly DEFAULT_PACKAGES=(pkg/children pkg/status pkg/configrollout pkg/caches)
+readonly DEFAULT_PACKAGES=(pkg/children pkg/status pkg/configrollout pkg/caches pkg/canary)
 
 # shellcheck source=hack/gotool.sh
 source "${ROOT}/hack/gotool.sh"
