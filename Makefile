@@ -136,7 +136,7 @@ fuzz-build: ## Build each fuzz target's instrumented test binary and run it once
 	@$(call fuzz-run,1x)
 
 .PHONY: test-mutations
-test-mutations: ## Mutation testing (gremlins v0.6.0, one worker) of pkg/children, pkg/status, pkg/configrollout and pkg/caches, one after another; prints killed, lived, not covered, timed out, efficacy and coverage per package. Not in CI.
+test-mutations: ## Mutation testing (gremlins v0.6.0, one worker) of pkg/children, pkg/status, pkg/configrollout, pkg/caches and pkg/canary, one after another; prints killed, lived, not covered, timed out, efficacy and coverage per package. Not in CI.
 	hack/mutations.sh
 
 .PHONY: test-e2e
