@@ -157,14 +157,23 @@ func podSpecHash(spec *appv1.DeployObjectSpec) (string, error) {
 	return hash, nil
 }
 
-// RolloutDone reports whether the Deployment has rolled out its current
-// template, or has given up (ProgressDeadlineExceeded): either way its
-// rollout no longer counts against the limit.
-func RolloutDone(d *appsv1.Deployment) bool {
+// RolloutFailed reports whether the Deployment gave up its rollout: its
+// Progressing condition says ProgressDeadlineExceeded.
+func RolloutFailed(d *appsv1.Deployment) bool {
 	for _, c := range d.Status.Conditions {
 		if c.Type == appsv1.DeploymentProgressing && c.Status == corev1.ConditionFalse && c.Reason == "ProgressDeadlineExceeded" {
 			return true
 		}
+	}
+	return false
+}
+
+// RolloutDone reports whether the Deployment has rolled out its current
+// template, or has given up (ProgressDeadlineExceeded): either way its
+// rollout no longer counts against the limit.
+func RolloutDone(d *appsv1.Deployment) bool {
+	if RolloutFailed(d) {
+		return true
 	}
 	replicas := int32(1)
 	if d.Spec.Replicas != nil {

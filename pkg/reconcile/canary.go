@@ -73,7 +73,7 @@ func (p *pass) decideCanary(ctx context.Context, live, desired *appsv1.Deploymen
 			in.Stable.Complete = in.Stable.PodTemplateHash != ""
 		}
 	}
-	if st := in.Status; st != nil {
+	if in.Status != nil {
 		if err := p.canaryObserved(ctx, &in, live); err != nil {
 			return err
 		}
@@ -107,7 +107,7 @@ func (p *pass) canaryObserved(ctx context.Context, in *canary.Input, live *appsv
 		}
 	}
 	watched := st.Phase == appv1.CanaryProgressing || st.Phase == appv1.CanaryPaused
-	if aa := in.Spec; !watched || aa == nil || aa.AutoAbort == nil || (aa.AutoAbort.MaxRestarts == nil && aa.AutoAbort.NotReadySeconds == nil) {
+	if spec := in.Spec; !watched || spec == nil || spec.AutoAbort == nil || (spec.AutoAbort.MaxRestarts == nil && spec.AutoAbort.NotReadySeconds == nil) {
 		return nil
 	}
 	// The pods are read only while a canary's restarts or readiness are
@@ -126,10 +126,7 @@ func (p *pass) canaryObserved(ctx context.Context, in *canary.Input, live *appsv
 // stableOf is the Deployment the canary runs beside.
 func stableOf(dobj *appv1.DeployObject, d *appsv1.Deployment) canary.Stable {
 	replicas := max(ptr.Deref(d.Spec.Replicas, 1), ptr.Deref(dobj.Spec.Replicas, 1))
-	failed := false
-	if c := children.FindCondition(d.Status.Conditions, appsv1.DeploymentProgressing, func(c *appsv1.DeploymentCondition) appsv1.DeploymentConditionType { return c.Type }); c != nil {
-		failed = c.Status == corev1.ConditionFalse && c.Reason == "ProgressDeadlineExceeded"
-	}
+	failed := children.RolloutFailed(d)
 	surge := intstr.FromString("25%")
 	if s := d.Spec.Strategy.RollingUpdate; s != nil && s.MaxSurge != nil {
 		surge = *s.MaxSurge
