@@ -13,6 +13,7 @@ set -euo pipefail
 readonly ROOT_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 readonly TOOLS_DIR="${ROOT_DIR}/hack/tools"
 readonly AUDIT_POLICY="${TOOLS_DIR}/audit-policy.yaml"
+readonly TEST_STAGES="${TOOLS_DIR}/kwok-stages.yaml"
 # CLUSTER_MODFILE picks another Kubernetes release: a go.mod of the tools
 # module written by hack/tools/gen-go-mod.sh, such as the oldest supported
 # release's (hack/tools/compat.mod, for `make test-compat`).
@@ -217,12 +218,36 @@ wait_for() { # TIMEOUT_SECONDS DESCRIPTION COMMAND...
 node_count() { kc "$1" get nodes --no-headers 2>/dev/null | wc -l; }
 enough_nodes() { (($(node_count "$1") >= NODES)); }
 
+# Writes the kwok configuration of a new cluster to FILE: kwok's default
+# stages, read from its module as kwokctl embeds them, and the e2e tests'
+# stages. kwokctl drops all of its defaults as soon as it is given one stage.
+stages_config() { # FILE
+	local dir f
+	dir="$(GOWORK=off go mod download -json "sigs.k8s.io/kwok@${KWOK_VERSION}" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')"
+	[[ -d "${dir}" ]] || die "cannot find the sigs.k8s.io/kwok ${KWOK_VERSION} module"
+	{
+		for f in node/fast/node-initialize node/heartbeat-with-lease/node-heartbeat-with-lease \
+			pod/fast/pod-ready pod/fast/pod-complete pod/fast/pod-delete; do
+			cat "${dir}/kustomize/stage/${f}.yaml"
+			echo "---"
+		done
+		cat "${TEST_STAGES}"
+	} >"$1"
+}
+
+# has_test_stages: a cluster made before the test stages existed lacks them.
+has_test_stages() { grep -q "deployobject-test-crash-loop" "${KWOK_DIR}/clusters/$1/kwok.yaml" 2>/dev/null; }
+
 up() {
 	local name="$1"
 	shift
 	local start=${SECONDS}
 	build >/dev/null
 
+	if cluster_exists "${name}" && ! has_test_stages "${name}"; then
+		log "cluster ${name} lacks the test stages of ${TEST_STAGES}; recreating it"
+		down "${name}"
+	fi
 	if cluster_exists "${name}"; then
 		if api_ready "${name}"; then
 			log "reusing running cluster ${name}"
@@ -233,6 +258,9 @@ up() {
 		fi
 	else
 		log "creating cluster ${name} (kubernetes ${K8S_VERSION}, etcd ${ETCD_VERSION}, kwok ${KWOK_VERSION})"
+		local stages
+		stages="$(mktemp)"
+		stages_config "${stages}"
 		# --kubeconfig "": do not touch ~/.kube/config; the cluster's own
 		# kubeconfig is ${KWOK_DIR}/clusters/NAME/kubeconfig.yaml.
 		# --disable-qps-limits: kube-controller-manager's default client limit
@@ -257,6 +285,7 @@ up() {
 			--kube-scheduler-binary "${BIN_DIR}/kube-scheduler" \
 			--kwok-controller-binary "${KWOK_BIN_DIR}/kwok" \
 			--kube-audit-policy "${AUDIT_POLICY}" \
+			--config "${stages}" \
 			--extra-args "kube-apiserver=service-cluster-ip-range=10.96.0.0/16" \
 			--extra-args "kube-apiserver=enable-admission-plugins=OwnerReferencesPermissionEnforcement" \
 			--disable-qps-limits \
@@ -264,7 +293,8 @@ up() {
 			--extra-args "kube-controller-manager=leader-elect=false" \
 			--extra-args "kube-scheduler=leader-elect=false" \
 			--wait 120s \
-			"$@" >&2 || die "kwokctl create cluster ${name} failed (logs: ${KWOK_DIR}/clusters/${name}/logs)"
+			"$@" >&2 || { rm -f "${stages}"; die "kwokctl create cluster ${name} failed (logs: ${KWOK_DIR}/clusters/${name}/logs)"; }
+		rm -f "${stages}"
 	fi
 
 	wait_for 120 "the API server of ${name}" api_ready "${name}"

@@ -11,9 +11,12 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/utils/ptr"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
@@ -21,6 +24,17 @@ import (
 
 	appv1 "deployobject.dev/controller/pkg/apis/app/v1"
 )
+
+// gatewayNamespace is a namespace of the test's own on a cluster that
+// serves the Gateway API, and a client of it.
+func gatewayNamespace(t *testing.T) (string, gatewayclient.Interface) {
+	t.Helper()
+	ns := newOwnNamespace(t)
+	if !gatewayAPIServed(t) {
+		installGatewayAPI(t)
+	}
+	return ns, gatewayclient.NewForConfigOrDie(env.cfg)
+}
 
 // startGatewayWriter plays the Gateway implementation for the HTTPRoutes
 // of ns until the test ends: it accepts each new generation of a route,
@@ -160,11 +174,7 @@ func routeWeights(t *testing.T, gw gatewayclient.Interface, ns, name string) str
 // rest of the new revision's; and nothing of the canary is left.
 func TestCanaryPromotesByRouteWeights(t *testing.T) {
 	t.Parallel()
-	ns := newOwnNamespace(t)
-	if !gatewayAPIServed(t) {
-		installGatewayAPI(t)
-	}
-	gw := gatewayclient.NewForConfigOrDie(env.cfg)
+	ns, gw := gatewayNamespace(t)
 	startGatewayWriter(t, gw, ns, 2*time.Second)
 	p := startChildrenController(t, ns)
 	create(t, newDO(ns, "web", func(d *appv1.DeployObject) {
@@ -443,6 +453,63 @@ func TestCanaryWithScale(t *testing.T) {
 	d := waitReady(t, ns, "web")
 	if d.Status.Canary != nil || *getDeployment(t, ns, "web").Spec.Replicas != 3 || d.Status.AvailableReplicas != 3 {
 		t.Errorf("after the promotion: canary %+v, Deployment %d replicas, %d available; want 3", d.Status.Canary, *getDeployment(t, ns, "web").Spec.Replicas, d.Status.AvailableReplicas)
+	}
+}
+
+// TestCanaryWithAutoscaler: beside a canary the autoscaler reads the
+// stable's replicas through the scale subresource (the canary's pods are
+// not counted as replicas), its scale-up applies at once and the canary
+// follows, and a paused canary beside it writes nothing across the
+// autoscaler's evaluations: no fight.
+func TestCanaryWithAutoscaler(t *testing.T) {
+	t.Parallel()
+	ns := newOwnNamespace(t)
+	p := startChildrenController(t, ns)
+	create(t, newDO(ns, "web", func(d *appv1.DeployObject) {
+		d.Spec.Resources.Requests = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m")}
+		d.Spec.Autoscaling = &appv1.Autoscaling{MinReplicas: ptr.To[int32](2), MaxReplicas: 8, TargetCPUUtilizationPercentage: ptr.To[int32](60)}
+		d.Spec.Canary = &appv1.Canary{
+			Steps:                 []appv1.CanaryStep{{SetWeight: ptr.To[int32](50)}, {Pause: &appv1.CanaryPause{}}},
+			ScaleDownDelaySeconds: ptr.To[int32](0),
+		}
+	}))
+	waitHPA(t, ns, "web")
+	waitReady(t, ns, "web")
+	updateDO(t, ns, "web", func(d *appv1.DeployObject) { d.Spec.Image = "nginx:1.28" })
+	st := waitCanary(t, ns, "web", "paused", func(c *appv1.CanaryStatus) bool { return c.Phase == appv1.CanaryPaused })
+	if st.Replicas != 2 || st.AvailableReplicas != 2 {
+		t.Errorf("canary of 50 %% beside 2: %+v, want 2 of 2 pods", st)
+	}
+	scale, err := env.dynamic.Resource(appv1.SchemeGroupVersion.WithResource("deployobjects")).Namespace(ns).Get(ctx, "web", metav1.GetOptions{}, "scale")
+	if err != nil {
+		t.Fatalf("reading the scale subresource: %v", err)
+	}
+	if got, _, _ := unstructured.NestedInt64(scale.Object, "status", "replicas"); got != 2 {
+		t.Errorf("the scale subresource reports %d replicas during the canary, want the stable's 2", got)
+	}
+
+	// The autoscaler, without metrics here, evaluates every 15 s; a
+	// window that holds an evaluation shows the paused canary beside it
+	// writes nothing.
+	waitChildCondition(t, ns, "web", appv1.ConditionAutoscaling, metav1.ConditionFalse, "FailedGetResourceMetric")
+	expectQuiet(t, p, ns, 20*time.Second, true)
+
+	// The autoscaler raises the replicas to its new minimum through /scale.
+	updateDO(t, ns, "web", func(d *appv1.DeployObject) { d.Spec.Autoscaling.MinReplicas = ptr.To[int32](4) })
+	eventually(t, 3*timeout, "the autoscaler to scale to minReplicas 4", func() (bool, string, error) {
+		d := getDO(t, ns, "web")
+		return *d.Spec.Replicas == 4, fmt.Sprintf("spec.replicas %d", *d.Spec.Replicas), nil
+	})
+	waitCanary(t, ns, "web", "following the autoscaler", func(c *appv1.CanaryStatus) bool {
+		return c.Phase == appv1.CanaryPaused && c.Replicas == 4 && c.AvailableReplicas == 4
+	})
+	if d := getDeployment(t, ns, "web"); *d.Spec.Replicas != 4 || d.Spec.Template.Spec.Containers[0].Image != "nginx:1.27" {
+		t.Errorf("the stable after the autoscaler's scale-up: %d replicas of %s, want 4 of nginx:1.27", *d.Spec.Replicas, d.Spec.Template.Spec.Containers[0].Image)
+	}
+	annotate(t, ns, "web", appv1.AnnotationCanaryPromoteFull, st.ID)
+	d := waitReady(t, ns, "web")
+	if dep := getDeployment(t, ns, "web"); d.Status.Canary != nil || *dep.Spec.Replicas != 4 || d.Status.AvailableReplicas != 4 || dep.Spec.Template.Spec.Containers[0].Image != "nginx:1.28" {
+		t.Errorf("after the promotion: canary %+v, Deployment %d replicas of %s, %d available; want 4 of nginx:1.28", d.Status.Canary, *dep.Spec.Replicas, dep.Spec.Template.Spec.Containers[0].Image, d.Status.AvailableReplicas)
 	}
 }
 
