@@ -550,6 +550,12 @@ func TestSteadyStateMakesNoWrites(t *testing.T) {
 	create(t, newDO(ns, "steady", func(d *appv1.DeployObject) {
 		d.Spec.ServiceType = appv1.ServiceTypeNodePort
 		d.Spec.Ports[0].AppProtocol = ptr.To("http")
+		// A canary spec, with the server's defaults filled in, costs nothing
+		// while the template does not change.
+		d.Spec.Canary = &appv1.Canary{
+			Steps:     []appv1.CanaryStep{{SetWeight: ptr.To[int32](10)}, {Pause: &appv1.CanaryPause{Duration: ptr.To("1m")}}, {Pause: &appv1.CanaryPause{}}},
+			AutoAbort: &appv1.CanaryAutoAbort{MaxRestarts: ptr.To[int32](3), NotReadySeconds: ptr.To[int32](60)},
+		}
 	}))
 	waitReady(t, ns, "steady")
 	// The write metrics count for the whole process: wait until the other
