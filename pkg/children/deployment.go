@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"strings"
 	"sync"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -183,14 +184,23 @@ func RolloutDone(d *appsv1.Deployment) bool {
 		d.Status.Replicas <= d.Status.UpdatedReplicas && d.Status.AvailableReplicas >= replicas
 }
 
-// ScalePatch is the merge patch that brings live's replicas to desired's
-// while its template is held back by the rollout limit, or nil when they
-// already agree: scaling never waits.
-func ScalePatch(live, desired *appsv1.Deployment) []byte {
-	if desired.Spec.Replicas == nil || (live.Spec.Replicas != nil && *live.Spec.Replicas == *desired.Spec.Replicas) {
+// HeldPatch is the merge patch that changes what may change of live while
+// its template is held (by the rollout limit or a canary), or nil when
+// nothing needs to: its replicas become desired's, since scaling never
+// waits; with resume, a pause is taken back (spec.paused removed), as a
+// canary's promotion must whatever the spec asks meanwhile.
+func HeldPatch(live, desired *appsv1.Deployment, resume bool) []byte {
+	var fields []string
+	if desired.Spec.Replicas != nil && (live.Spec.Replicas == nil || *live.Spec.Replicas != *desired.Spec.Replicas) {
+		fields = append(fields, fmt.Sprintf(`"replicas":%d`, *desired.Spec.Replicas))
+	}
+	if resume && live.Spec.Paused {
+		fields = append(fields, `"paused":null`)
+	}
+	if len(fields) == 0 {
 		return nil
 	}
-	return fmt.Appendf(nil, `{"spec":{"replicas":%d}}`, *desired.Spec.Replicas)
+	return []byte(`{"spec":{` + strings.Join(fields, ",") + `}}`)
 }
 
 // DeploymentApplied reports whether live is in line with desired, whose

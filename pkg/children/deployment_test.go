@@ -215,3 +215,32 @@ func TestApplyDeploymentBody(t *testing.T) {
 		t.Errorf("apply body %s, want %s", client.sent[0], want)
 	}
 }
+
+// TestHeldPatch: while the template is held, only the replicas follow the
+// spec, and a promotion's pause is taken back only when asked to.
+func TestHeldPatch(t *testing.T) {
+	deployment := func(replicas *int32, paused bool) *appsv1.Deployment {
+		return &appsv1.Deployment{Spec: appsv1.DeploymentSpec{Replicas: replicas, Paused: paused}}
+	}
+	for _, tc := range []struct {
+		name          string
+		live, desired *appsv1.Deployment
+		resume        bool
+		want          string
+	}{
+		{"the same replicas", deployment(ptr.To[int32](3), false), deployment(ptr.To[int32](3), false), false, ""},
+		{"scaled", deployment(ptr.To[int32](3), false), deployment(ptr.To[int32](5), false), false, `{"spec":{"replicas":5}}`},
+		{"live without replicas", deployment(nil, false), deployment(ptr.To[int32](2), false), false, `{"spec":{"replicas":2}}`},
+		{"desired without replicas", deployment(ptr.To[int32](3), false), deployment(nil, false), false, ""},
+		{"paused, not resumed", deployment(ptr.To[int32](3), true), deployment(ptr.To[int32](3), false), false, ""},
+		{"paused, resumed", deployment(ptr.To[int32](3), true), deployment(ptr.To[int32](3), false), true, `{"spec":{"paused":null}}`},
+		{"resumed and scaled", deployment(ptr.To[int32](3), true), deployment(ptr.To[int32](4), false), true, `{"spec":{"replicas":4,"paused":null}}`},
+		{"resume of a running Deployment", deployment(ptr.To[int32](3), false), deployment(ptr.To[int32](3), false), true, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := string(children.HeldPatch(tc.live, tc.desired, tc.resume)); got != tc.want {
+				t.Errorf("HeldPatch = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}

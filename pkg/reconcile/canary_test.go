@@ -496,6 +496,41 @@ func TestSyncCanaryHappyPath(t *testing.T) {
 			},
 		},
 		{
+			name: "a new image asked for once the template was applied: the promotion runs to its end, the hand-over as before",
+			world: func(t *testing.T, f *fixture, dobj *appv1.DeployObject) {
+				promotingWorld(t, f, dobj)
+				f.put(canaryReplicaSet(dobj, 1))
+				dobj.Spec.Image = "nginx:1.29"
+			},
+			now: later,
+			actions: []string{
+				"get replicasets " + canaryRSName, "get deployments web",
+				"patch replicasets " + canaryRSName,
+			},
+			canary:   promoting(1),
+			ready:    appv1.ReasonCanaryProgressing,
+			progress: appv1.ConditionReconciling,
+		},
+		{
+			name: "a new image asked for once handed over: the Deployment resumed at the promoted template",
+			world: func(t *testing.T, f *fixture, dobj *appv1.DeployObject) {
+				promotingWorld(t, f, dobj)
+				f.unlisted = append(f.unlisted, canaryReplicaSet(dobj, 1))
+				dobj.Spec.Image = "nginx:1.29"
+			},
+			now:      later,
+			actions:  []string{"patch deployments web"},
+			canary:   promoting(0),
+			ready:    appv1.ReasonCanaryProgressing,
+			progress: appv1.ConditionReconciling,
+			check: func(t *testing.T, _ *fixture, w []core.Action) {
+				p := w[0].(core.PatchAction)
+				if got, want := string(p.GetPatch()), `{"spec":{"paused":null}}`; p.GetPatchType() != types.MergePatchType || got != want {
+					t.Errorf("%s patch %s, want the merge patch %s: the template held, the pause taken back", p.GetPatchType(), got, want)
+				}
+			},
+		},
+		{
 			name: "the templates differ: no hand-over, the Deployment resumed to roll out as usual",
 			world: func(t *testing.T, f *fixture, dobj *appv1.DeployObject) {
 				promotingWorld(t, f, dobj)
@@ -673,6 +708,27 @@ func TestSyncCanaryKeepsReplicas(t *testing.T) {
 				}
 				if img := f.storedDeployment().Spec.Template.Spec.Containers[0].Image; img != "nginx:1.27" {
 					t.Errorf("the Deployment runs %s, want the stable nginx:1.27", img)
+				}
+			},
+		},
+		{
+			name: "scaled up while its owner paused the Deployment: scaled, and left paused",
+			world: func(t *testing.T, f *fixture, dobj *appv1.DeployObject) {
+				scaled(3)(t, f, dobj)
+				for _, o := range f.cached {
+					if d, ok := o.(*appsv1.Deployment); ok {
+						d.Spec.Paused = true
+					}
+				}
+			},
+			now:      later,
+			actions:  []string{"patch deployments web"},
+			canary:   pausedCanary(),
+			ready:    appv1.ReasonCanaryPaused,
+			progress: appv1.ConditionReconciling,
+			check: func(t *testing.T, _ *fixture, w []core.Action) {
+				if p := w[0].(core.PatchAction).GetPatch(); string(p) != `{"spec":{"replicas":3}}` {
+					t.Errorf("Deployment patch %s, want {\"spec\":{\"replicas\":3}}", p)
 				}
 			},
 		},

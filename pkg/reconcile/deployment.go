@@ -141,8 +141,13 @@ func (p *pass) hold(ctx context.Context, desired *appsv1.Deployment, cfg configr
 		}
 	}
 	if p.canaryHeld && live != nil {
-		// The canary keeps the stable template.
-		return true, p.scaleHeld(ctx, live, desired, "beside its canary")
+		// The canary keeps the stable template, or the promoted one once
+		// the promotion applied it: then the pause the promotion set is
+		// taken back as soon as the promotion no longer needs it, even
+		// though the spec asks for another template meanwhile.
+		d := p.canaryDecision
+		resume := !d.Pause && d.Status != nil && d.Status.Phase == appv1.CanaryPromoting
+		return true, p.scaleHeld(ctx, live, desired, resume, "beside its canary")
 	}
 	gate, err := p.Rollouts.Decide(cache.MetaObjectToName(dobj), dobj, live, desired, cfg)
 	if err != nil {
@@ -158,7 +163,7 @@ func (p *pass) hold(ctx context.Context, desired *appsv1.Deployment, cfg configr
 	case gate.Pending:
 		klog.FromContext(ctx).V(2).Info("Rollout not asked for by the spec waits for a slot")
 		p.out.ConfigPending = true
-		if err := p.scaleHeld(ctx, live, desired, "while its rollout waits"); err != nil {
+		if err := p.scaleHeld(ctx, live, desired, false, "while its rollout waits"); err != nil {
 			return true, err
 		}
 	case gate.Limited:
@@ -169,10 +174,11 @@ func (p *pass) hold(ctx context.Context, desired *appsv1.Deployment, cfg configr
 }
 
 // scaleHeld brings live's replicas to desired's while its template is held
-// (why): a scale is no rollout, and does not wait with the template.
-func (p *pass) scaleHeld(ctx context.Context, live, desired *appsv1.Deployment, why string) error {
+// (why): a scale is no rollout, and does not wait with the template. With
+// resume, it also takes back a canary promotion's pause.
+func (p *pass) scaleHeld(ctx context.Context, live, desired *appsv1.Deployment, resume bool, why string) error {
 	p.out.Deployment = live
-	patch := children.ScalePatch(live, desired)
+	patch := children.HeldPatch(live, desired, resume)
 	if patch == nil {
 		return nil
 	}
