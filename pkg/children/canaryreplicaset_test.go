@@ -6,8 +6,12 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/ptr"
 
+	appv1 "deployobject.dev/controller/pkg/apis/app/v1"
 	"deployobject.dev/controller/pkg/children"
 	"deployobject.dev/controller/pkg/testobjects"
 )
@@ -258,6 +262,116 @@ func TestSlimCanaryReplicaSet(t *testing.T) {
 			_, b := children.MergeCanaryReplicaSet(children.SlimCanaryReplicaSet(live.DeepCopy()), desired)
 			if a != b {
 				t.Errorf("MergeCanaryReplicaSet changed: full %v, slim %v", a, b)
+			}
+		})
+	}
+}
+
+// TestChildrenSelectCanaryPods: the children that reach the DeployObject's
+// pods reach the canary's pods too (its ReplicaSet's pod template): the
+// PodDisruptionBudget, the NetworkPolicy and the PodMonitor select them,
+// and the ServiceMonitor selects the canary Service, which selects them.
+// The canary Service and ReplicaSet select no stable pod, and the stable
+// Service pinned (Route mode) no canary pod; unpinned (ReplicaRatio) it
+// selects both.
+func TestChildrenSelectCanaryPods(t *testing.T) {
+	const id, stableHash = "5d8f7c9b6d-1", "7b9c6d5f4"
+	every := func(mutate ...func(*appv1.DeployObject)) *appv1.DeployObject {
+		return testobjects.NewDeployObject(append([]func(*appv1.DeployObject){
+			testobjects.WithHTTPRoute, testobjects.WithBudget, testobjects.WithNetworkPolicy,
+			func(d *appv1.DeployObject) {
+				d.Spec.PodMetadata = &appv1.PodMetadata{Labels: map[string]string{"team": "shop"}}
+				d.Spec.Canary = &appv1.Canary{Steps: []appv1.CanaryStep{{SetWeight: ptr.To[int32](20)}}}
+			},
+		}, mutate...)...)
+	}
+	selectorOf := func(t *testing.T, s *metav1.LabelSelector) labels.Selector {
+		t.Helper()
+		sel, err := metav1.LabelSelectorAsSelector(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return sel
+	}
+	monitorSelector := func(t *testing.T, dobj *appv1.DeployObject, kind string) labels.Selector {
+		t.Helper()
+		m, err := children.DesiredMonitor(dobj, kind)
+		if err != nil || m == nil {
+			t.Fatalf("%s: %v, %v", kind, m, err)
+		}
+		raw, ok, err := unstructured.NestedMap(m.Object, "spec", "selector")
+		if err != nil || !ok {
+			t.Fatalf("%s has no spec.selector: %v", kind, err)
+		}
+		var s metav1.LabelSelector
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(raw, &s); err != nil {
+			t.Fatal(err)
+		}
+		return selectorOf(t, &s)
+	}
+	for _, tc := range []struct {
+		kind string
+		with func(*appv1.DeployObject)
+		// selector is the child's; it selects pods, or Services (of).
+		selector func(*testing.T, *appv1.DeployObject) labels.Selector
+		of       string
+		// canary, stable: whether it selects the canary's (pods or
+		// Service) and the stable's.
+		canary, stable bool
+	}{
+		{children.KindPDB, testobjects.WithServiceMonitor, func(t *testing.T, d *appv1.DeployObject) labels.Selector {
+			return selectorOf(t, children.DesiredPDB(d).Spec.Selector)
+		}, "pods", true, true},
+		{children.KindNetworkPolicy, testobjects.WithServiceMonitor, func(t *testing.T, d *appv1.DeployObject) labels.Selector {
+			return selectorOf(t, &children.DesiredNetworkPolicy(d).Spec.PodSelector)
+		}, "pods", true, true},
+		{children.KindPodMonitor, testobjects.WithPodMonitor, func(t *testing.T, d *appv1.DeployObject) labels.Selector {
+			return monitorSelector(t, d, children.KindPodMonitor)
+		}, "pods", true, true},
+		{children.KindServiceMonitor, testobjects.WithServiceMonitor, func(t *testing.T, d *appv1.DeployObject) labels.Selector {
+			return monitorSelector(t, d, children.KindServiceMonitor)
+		}, "Services", true, true},
+		{"canary Service", testobjects.WithServiceMonitor, func(_ *testing.T, d *appv1.DeployObject) labels.Selector {
+			return labels.SelectorFromSet(children.DesiredCanaryService(d, id).Spec.Selector)
+		}, "pods", true, false},
+		{"Service pinned to the stable pods", testobjects.WithServiceMonitor, func(_ *testing.T, d *appv1.DeployObject) labels.Selector {
+			return labels.SelectorFromSet(children.PinnedService(children.DesiredService(d), stableHash).Spec.Selector)
+		}, "pods", false, true},
+		{"Service unpinned", testobjects.WithServiceMonitor, func(_ *testing.T, d *appv1.DeployObject) labels.Selector {
+			return labels.SelectorFromSet(children.DesiredService(d).Spec.Selector)
+		}, "pods", true, true},
+		{children.KindCanaryReplicaSet, testobjects.WithServiceMonitor, func(t *testing.T, d *appv1.DeployObject) labels.Selector {
+			return selectorOf(t, children.DesiredCanaryReplicaSet(d, children.DesiredDeployment(d, children.ProfileNone).Spec.Template, id, 1).Spec.Selector)
+		}, "pods", true, false},
+	} {
+		t.Run(tc.kind, func(t *testing.T) {
+			// The canary's and the stable's pods or Services of d.
+			subjects := func(d *appv1.DeployObject) [2]labels.Set {
+				template := children.DesiredDeployment(d, children.ProfileNone).Spec.Template
+				if tc.of == "Services" {
+					return [2]labels.Set{children.DesiredCanaryService(d, id).Labels, children.DesiredService(d).Labels}
+				}
+				// The Deployment controller adds the stable pods' hash.
+				return [2]labels.Set{
+					children.DesiredCanaryReplicaSet(d, template, id, 1).Spec.Template.Labels,
+					children.WithLabels(template.Labels, map[string]string{appsv1.DefaultDeploymentUniqueLabelKey: stableHash}),
+				}
+			}
+			dobj := every(tc.with)
+			sel := tc.selector(t, dobj)
+			of := subjects(dobj)
+			if got := sel.Matches(of[0]); got != tc.canary {
+				t.Errorf("selector %q selects the canary's %s %v: %v, want %v", sel, tc.of, of[0], got, tc.canary)
+			}
+			if got := sel.Matches(of[1]); got != tc.stable {
+				t.Errorf("selector %q selects the stable's %s %v: %v, want %v", sel, tc.of, of[1], got, tc.stable)
+			}
+			// Not every pod or Service: none of another DeployObject.
+			other := every(tc.with, func(d *appv1.DeployObject) { d.Name = "api" })
+			for _, l := range subjects(other) {
+				if sel.Matches(l) {
+					t.Errorf("selector %q selects %s %v of DeployObject api", sel, tc.of, l)
+				}
 			}
 		})
 	}

@@ -177,8 +177,10 @@ type canaryCase struct {
 	canary   *appv1.CanaryStatus
 	ready    string
 	progress string
-	events   []string
-	after    time.Duration
+	// message, when set, is the Ready message.
+	message string
+	events  []string
+	after   time.Duration
 	// check looks at what was sent.
 	check func(t *testing.T, f *fixture, writes []core.Action)
 	// steady: a sync an hour later, of the status this one gives, makes
@@ -205,8 +207,12 @@ func runCanaryCases(t *testing.T, cases []canaryCase) {
 			if !testobjects.EqualObjects(res.Outcome.Canary, tc.canary) {
 				t.Errorf("status.canary\n got %+v\nwant %+v", res.Outcome.Canary, tc.canary)
 			}
-			if ready := readyOf(t, dobj, res); ready.Reason != tc.ready {
+			ready := readyOf(t, dobj, res)
+			if ready.Reason != tc.ready {
 				t.Errorf("Ready = %s %q, want %s", ready.Reason, ready.Message, tc.ready)
+			}
+			if tc.message != "" && ready.Message != tc.message {
+				t.Errorf("Ready message\n got %q\nwant %q", ready.Message, tc.message)
 			}
 			for _, typ := range []string{appv1.ConditionReconciling, appv1.ConditionStalled} {
 				c := conditionOf(statusAfter(dobj, res), typ)
@@ -675,8 +681,8 @@ func TestSyncCanaryAbort(t *testing.T) {
 }
 
 // TestSyncCanaryKeepsReplicas: during a canary a scale-down of the spec
-// (an autoscaler's) waits for the canary's end; a scale-up is applied at
-// once, the template still held.
+// (an autoscaler's) waits for the canary's end, and Ready says so; a
+// scale-up is applied at once, the template still held.
 func TestSyncCanaryKeepsReplicas(t *testing.T) {
 	scaled := func(replicas int32) func(*testing.T, *fixture, *appv1.DeployObject) {
 		return func(t *testing.T, f *fixture, dobj *appv1.DeployObject) {
@@ -686,12 +692,24 @@ func TestSyncCanaryKeepsReplicas(t *testing.T) {
 	}
 	runCanaryCases(t, []canaryCase{
 		{
-			name:     "scaled down: the Deployment keeps its replicas",
+			name:     "scaled down: the Deployment keeps its replicas, and Ready says so",
 			world:    scaled(1),
 			now:      later,
 			canary:   pausedCanary(),
 			ready:    appv1.ReasonCanaryPaused,
 			progress: appv1.ConditionReconciling,
+			message:  "canary bcc7e26db100d24-1 paused at step 1, weight 20 %; promote: kubectl annotate deployobject web app.deployobject.dev/canary-promote=bcc7e26db100d24-1/1 --overwrite; abort: kubectl annotate deployobject web app.deployobject.dev/canary-abort=bcc7e26db100d24-1 --overwrite; scale-down to 1 replicas waits for the canary's end (the stable keeps 2)",
+			steady:   true,
+		},
+		{
+			name:     "not scaled: no scale-down waits",
+			world:    scaled(2),
+			now:      later,
+			canary:   pausedCanary(),
+			ready:    appv1.ReasonCanaryPaused,
+			progress: appv1.ConditionReconciling,
+			message:  "canary bcc7e26db100d24-1 paused at step 1, weight 20 %; promote: kubectl annotate deployobject web app.deployobject.dev/canary-promote=bcc7e26db100d24-1/1 --overwrite; abort: kubectl annotate deployobject web app.deployobject.dev/canary-abort=bcc7e26db100d24-1 --overwrite",
+			steady:   true,
 		},
 		{
 			name:     "scaled up: the Deployment scaled, its template untouched",
@@ -701,6 +719,7 @@ func TestSyncCanaryKeepsReplicas(t *testing.T) {
 			canary:   pausedCanary(),
 			ready:    appv1.ReasonCanaryPaused,
 			progress: appv1.ConditionReconciling,
+			message:  "canary bcc7e26db100d24-1 paused at step 1, weight 20 %; promote: kubectl annotate deployobject web app.deployobject.dev/canary-promote=bcc7e26db100d24-1/1 --overwrite; abort: kubectl annotate deployobject web app.deployobject.dev/canary-abort=bcc7e26db100d24-1 --overwrite",
 			check: func(t *testing.T, f *fixture, w []core.Action) {
 				p := w[0].(core.PatchAction)
 				if p.GetPatchType() != types.MergePatchType || string(p.GetPatch()) != `{"spec":{"replicas":3}}` {

@@ -18,6 +18,7 @@ import (
 	"deployobject.dev/controller/pkg/children"
 	"deployobject.dev/controller/pkg/configrollout"
 	"deployobject.dev/controller/pkg/identity"
+	"deployobject.dev/controller/pkg/status"
 )
 
 // The pods cannot run before the ServiceAccount they run as and the
@@ -90,6 +91,7 @@ func (p *pass) deployment(ctx context.Context) error {
 	}
 	if p.canaryDecision.KeepReplicas && live != nil && live.Spec.Replicas != nil && *live.Spec.Replicas > *desired.Spec.Replicas {
 		// An autoscaler's scale-down waits for the canary's end.
+		p.out.CanaryScaleDown = &status.ScaleDown{To: *desired.Spec.Replicas, Kept: *live.Spec.Replicas}
 		desired.Spec.Replicas = ptr.To(*live.Spec.Replicas)
 	}
 	desired, hash, err := children.StampedDeployment(desired)

@@ -66,6 +66,9 @@ type Outcome struct {
 	// template it is for is held.
 	Canary        *appv1.CanaryStatus
 	CanaryWaiting string
+	// CanaryScaleDown is the scale-down of the spec that waits for the
+	// canary's end (canary.Decision.KeepReplicas); nil for none.
+	CanaryScaleDown *ScaleDown
 	// KeptRoute names the route of the kind the spec no longer asks for,
 	// kept while the one it asks for instead does not carry traffic yet.
 	KeptRoute string
@@ -73,6 +76,10 @@ type Outcome struct {
 	// the order of the children.
 	Problems []children.Problem
 }
+
+// ScaleDown is a scale-down of the Deployment that waits: to the spec's
+// replicas To, from the Deployment's Kept.
+type ScaleDown struct{ To, Kept int32 }
 
 // Compute is the status of dobj given the outcome of its sync. It keeps
 // the lastTransitionTime of conditions whose status did not change, so an
@@ -306,6 +313,9 @@ func ReadyCondition(dobj *appv1.DeployObject, out Outcome) metav1.Condition {
 	// the Deployment's own state.
 	if out.Canary != nil {
 		reason, message := canary.Condition(dobj.Name, out.Canary)
+		if s := out.CanaryScaleDown; s != nil {
+			message += fmt.Sprintf("; scale-down to %d replicas waits for the canary's end (the stable keeps %d)", s.To, s.Kept)
+		}
 		return notReady(reason, "%s", message)
 	}
 	if out.CanaryWaiting != "" {

@@ -590,8 +590,9 @@ func TestHTTPSRedirectIsReported(t *testing.T) {
 
 // TestReadyConditionCanary: a canary under way (or waiting to start) is
 // told by Ready before the Deployment's own state, which it pauses or
-// rolls; a problem, a refused route and a child not made yet still come
-// first. An aborted canary stalls; every other phase reconciles.
+// rolls, with a scale-down that waits for the canary's end; a problem, a
+// refused route and a child not made yet still come first. An aborted
+// canary stalls; every other phase reconciles.
 func TestReadyConditionCanary(t *testing.T) {
 	const id = "5d8f7c9b6d-1"
 	canary := func(phase appv1.CanaryPhase, reason appv1.CanaryAbortReason) *appv1.CanaryStatus {
@@ -632,6 +633,18 @@ func TestReadyConditionCanary(t *testing.T) {
 			return Outcome{Deployment: rolling(d), Service: testobjects.LiveService(d), HTTPRoute: testobjects.LiveHTTPRoute(d), Canary: canary(appv1.CanaryPaused, "")}
 		}, appv1.ReasonCanaryPaused,
 			"canary 5d8f7c9b6d-1 paused at step 1, weight 20 %; promote: kubectl annotate deployobject web app.deployobject.dev/canary-promote=5d8f7c9b6d-1/1 --overwrite; abort: kubectl annotate deployobject web app.deployobject.dev/canary-abort=5d8f7c9b6d-1 --overwrite",
+			appv1.ConditionReconciling, appv1.ReasonProgressing},
+		{"progressing, a scale-down waiting", func(d *appv1.DeployObject) Outcome {
+			return Outcome{Deployment: paused(d), Service: testobjects.LiveService(d), HTTPRoute: testobjects.LiveHTTPRoute(d), Canary: canary(appv1.CanaryProgressing, ""),
+				CanaryScaleDown: &ScaleDown{To: 3, Kept: 8}}
+		}, appv1.ReasonCanaryProgressing,
+			"canary 5d8f7c9b6d-1 at step 1: weight 20 % of 20 % (Route), 1 of 1 canary pods available; abort: kubectl annotate deployobject web app.deployobject.dev/canary-abort=5d8f7c9b6d-1 --overwrite; scale-down to 3 replicas waits for the canary's end (the stable keeps 8)",
+			appv1.ConditionReconciling, appv1.ReasonPaused},
+		{"paused, a scale-down to zero waiting", func(d *appv1.DeployObject) Outcome {
+			return Outcome{Deployment: rolling(d), Service: testobjects.LiveService(d), HTTPRoute: testobjects.LiveHTTPRoute(d), Canary: canary(appv1.CanaryPaused, ""),
+				CanaryScaleDown: &ScaleDown{To: 0, Kept: 2}}
+		}, appv1.ReasonCanaryPaused,
+			"canary 5d8f7c9b6d-1 paused at step 1, weight 20 %; promote: kubectl annotate deployobject web app.deployobject.dev/canary-promote=5d8f7c9b6d-1/1 --overwrite; abort: kubectl annotate deployobject web app.deployobject.dev/canary-abort=5d8f7c9b6d-1 --overwrite; scale-down to 0 replicas waits for the canary's end (the stable keeps 2)",
 			appv1.ConditionReconciling, appv1.ReasonProgressing},
 		{"promoting, the Deployment paused", func(d *appv1.DeployObject) Outcome {
 			return Outcome{Deployment: paused(d), Service: testobjects.LiveService(d), HTTPRoute: testobjects.LiveHTTPRoute(d), Canary: canary(appv1.CanaryPromoting, "")}
