@@ -698,7 +698,7 @@ func TestSyncCanaryKeepsReplicas(t *testing.T) {
 			canary:   pausedCanary(),
 			ready:    appv1.ReasonCanaryPaused,
 			progress: appv1.ConditionReconciling,
-			message:  "canary bcc7e26db100d24-1 paused at step 1, weight 20 %; promote: kubectl annotate deployobject web app.deployobject.dev/canary-promote=bcc7e26db100d24-1/1 --overwrite; abort: kubectl annotate deployobject web app.deployobject.dev/canary-abort=bcc7e26db100d24-1 --overwrite; scale-down to 1 replicas waits for the canary's end (the stable keeps 2)",
+			message:  "canary bcc7e26db100d24-1 paused at step 1, weight 20 %; promote: kubectl annotate deployobject web app.deployobject.dev/canary-promote=bcc7e26db100d24-1/1 --overwrite; abort: kubectl annotate deployobject web app.deployobject.dev/canary-abort=bcc7e26db100d24-1 --overwrite; the scale-down to replicas=1 waits for the canary's end (the stable keeps 2)",
 			steady:   true,
 		},
 		{

@@ -314,7 +314,7 @@ func ReadyCondition(dobj *appv1.DeployObject, out Outcome) metav1.Condition {
 	if out.Canary != nil {
 		reason, message := canary.Condition(dobj.Name, out.Canary)
 		if s := out.CanaryScaleDown; s != nil {
-			message += fmt.Sprintf("; scale-down to %d replicas waits for the canary's end (the stable keeps %d)", s.To, s.Kept)
+			message += fmt.Sprintf("; the scale-down to replicas=%d waits for the canary's end (the stable keeps %d)", s.To, s.Kept)
 		}
 		return notReady(reason, "%s", message)
 	}

@@ -638,13 +638,13 @@ func TestReadyConditionCanary(t *testing.T) {
 			return Outcome{Deployment: paused(d), Service: testobjects.LiveService(d), HTTPRoute: testobjects.LiveHTTPRoute(d), Canary: canary(appv1.CanaryProgressing, ""),
 				CanaryScaleDown: &ScaleDown{To: 3, Kept: 8}}
 		}, appv1.ReasonCanaryProgressing,
-			"canary 5d8f7c9b6d-1 at step 1: weight 20 % of 20 % (Route), 1 of 1 canary pods available; abort: kubectl annotate deployobject web app.deployobject.dev/canary-abort=5d8f7c9b6d-1 --overwrite; scale-down to 3 replicas waits for the canary's end (the stable keeps 8)",
+			"canary 5d8f7c9b6d-1 at step 1: weight 20 % of 20 % (Route), 1 of 1 canary pods available; abort: kubectl annotate deployobject web app.deployobject.dev/canary-abort=5d8f7c9b6d-1 --overwrite; the scale-down to replicas=3 waits for the canary's end (the stable keeps 8)",
 			appv1.ConditionReconciling, appv1.ReasonPaused},
 		{"paused, a scale-down to zero waiting", func(d *appv1.DeployObject) Outcome {
 			return Outcome{Deployment: rolling(d), Service: testobjects.LiveService(d), HTTPRoute: testobjects.LiveHTTPRoute(d), Canary: canary(appv1.CanaryPaused, ""),
 				CanaryScaleDown: &ScaleDown{To: 0, Kept: 2}}
 		}, appv1.ReasonCanaryPaused,
-			"canary 5d8f7c9b6d-1 paused at step 1, weight 20 %; promote: kubectl annotate deployobject web app.deployobject.dev/canary-promote=5d8f7c9b6d-1/1 --overwrite; abort: kubectl annotate deployobject web app.deployobject.dev/canary-abort=5d8f7c9b6d-1 --overwrite; scale-down to 0 replicas waits for the canary's end (the stable keeps 2)",
+			"canary 5d8f7c9b6d-1 paused at step 1, weight 20 %; promote: kubectl annotate deployobject web app.deployobject.dev/canary-promote=5d8f7c9b6d-1/1 --overwrite; abort: kubectl annotate deployobject web app.deployobject.dev/canary-abort=5d8f7c9b6d-1 --overwrite; the scale-down to replicas=0 waits for the canary's end (the stable keeps 2)",
 			appv1.ConditionReconciling, appv1.ReasonProgressing},
 		{"promoting, the Deployment paused", func(d *appv1.DeployObject) Outcome {
 			return Outcome{Deployment: paused(d), Service: testobjects.LiveService(d), HTTPRoute: testobjects.LiveHTTPRoute(d), Canary: canary(appv1.CanaryPromoting, "")}

@@ -449,6 +449,9 @@ func TestCanaryWithScale(t *testing.T) {
 	if d := getDeployment(t, ns, "web"); *d.Spec.Replicas != 8 {
 		t.Errorf("the stable after a scale-down during the canary: %d replicas, want 8 until the canary ends", *d.Spec.Replicas)
 	}
+	if c := waitReason(t, ns, "web", metav1.ConditionFalse, appv1.ReasonCanaryPaused); !strings.Contains(c.Message, "the scale-down to replicas=3 waits for the canary's end (the stable keeps 8)") {
+		t.Errorf("Ready message %q does not tell the scale-down that waits", c.Message)
+	}
 	annotate(t, ns, "web", appv1.AnnotationCanaryPromoteFull, st.ID)
 	d := waitReady(t, ns, "web")
 	if d.Status.Canary != nil || *getDeployment(t, ns, "web").Spec.Replicas != 3 || d.Status.AvailableReplicas != 3 {
