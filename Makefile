@@ -149,7 +149,7 @@ test-e2e: build ## End-to-end tests against a fresh local cluster, removed after
 # the pod surface and the in-cluster RBAC.
 COMPAT_TESTS ?= TestCRDAppliesClientSide|TestKubectlExplain|TestInvalidDeployObjectsAreRejected|TestEdgeCasesAreAccepted|TestLargestValidObject|TestCreateReconcilesToReady|TestSteadyStateMakesNoWrites|TestServerCanonicalValuesCauseNoWrites|TestDriftIsReverted|TestKubectlScale|TestKubectlWait|TestExamplesApply|TestDeleteGarbageCollectsChildren|TestDisruptionBudget|TestAutoscaling|TestFiles|TestServiceAccount|TestInClusterUnderDeployRBAC|TestPodSurface|TestRestrictedProfile|TestServiceOptions|TestNetworkPolicy|TestRoutesIngress|TestChildMetadata|TestAutoscalingMetrics|TestCanaryPromotesByRouteWeights
 .PHONY: test-compat
-test-compat: build ## The e2e tests of COMPAT_TESTS on the oldest supported Kubernetes (its cluster is built once, ~10 min cold). Not in CI.
+test-compat: build ## The e2e tests of COMPAT_TESTS on the oldest supported Kubernetes (its cluster is built once: 26 min on 2 cores). Not in CI.
 	CLUSTER_MODFILE=$(CURDIR)/hack/tools/compat.mod E2E_CLUSTER=deployobject-compat hack/e2e.sh -run '^($(COMPAT_TESTS))$$'
 
 .PHONY: test
