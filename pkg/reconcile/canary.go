@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -187,6 +188,23 @@ func (p *pass) canaryTemplateMatches(ctx context.Context, name string) (bool, er
 	delete(a.Labels, podTemplateHashLabel)
 	delete(b.Labels, podTemplateHashLabel)
 	return equality.Semantic.DeepEqual(a, b), nil
+}
+
+// canaryWeight is the canary's weight the routes carry: the decision's,
+// but never more than the live one while the canary Service has a
+// problem, such as a foreign Service of its name: traffic is not sent to
+// a Service that is not the DeployObject's. The step then waits, up to its
+// progress deadline.
+func (p *pass) canaryWeight() *int32 {
+	w := p.canaryDecision.Weight
+	if w == nil || !slices.ContainsFunc(p.out.Problems, func(pr children.Problem) bool { return pr.Kind == kindCanaryService }) {
+		return w
+	}
+	live := p.liveCanaryWeight()
+	if live == nil {
+		return nil
+	}
+	return ptr.To(min(*w, *live))
 }
 
 // liveCanaryWeight is the canary's weight in dobj's cached route; nil when

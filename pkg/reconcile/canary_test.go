@@ -621,6 +621,24 @@ func TestSyncCanaryAbort(t *testing.T) {
 			},
 		},
 		{
+			name: "abort with a foreign Service where the canary Service was: weight 0 at once all the same",
+			world: func(t *testing.T, f *fixture, dobj *appv1.DeployObject) {
+				pausedWorld(t, f, dobj)
+				f.remove(canaryService(dobj))
+				f.unlisted = append(f.unlisted, foreignCanaryService(dobj))
+				dobj.Annotations = map[string]string{appv1.AnnotationCanaryAbort: canaryID}
+			},
+			now:      later,
+			actions:  []string{"create services web-canary", "get services web-canary", "get httproutes web", "update httproutes web"},
+			canary:   aborting(func(*appv1.CanaryStatus) {}),
+			ready:    appv1.ReasonResourceConflict,
+			progress: appv1.ConditionStalled,
+			events:   []string{"CanaryAborting"},
+			check: func(t *testing.T, _ *fixture, w []core.Action) {
+				expectBackends(t, w[3], "web=100", "web-canary=0")
+			},
+		},
+		{
 			name: "weight 0 accepted: the canary's pod stays for the delay",
 			world: func(t *testing.T, f *fixture, dobj *appv1.DeployObject) {
 				inCanary(f, dobj, canaryReplicaSet(dobj, 1), canaryRoute(t, dobj, ptr.To[int32](0), 3, 3), aborting(func(*appv1.CanaryStatus) {}))
@@ -768,5 +786,64 @@ func TestSyncCanaryKeepsReplicas(t *testing.T) {
 				}
 			},
 		},
+	})
+}
+
+// foreignCanaryService is a Service of the canary Service's name that
+// another team made.
+func foreignCanaryService(dobj *appv1.DeployObject) *corev1.Service {
+	s := canaryService(dobj)
+	s.OwnerReferences, s.Labels = nil, map[string]string{"team": "other"}
+	return s
+}
+
+// TestSyncCanaryForeignService: a Service of the canary Service's name
+// that is not the DeployObject's is reported and never touched, and the
+// route never sends traffic to it, even with the canary's pod available.
+func TestSyncCanaryForeignService(t *testing.T) {
+	foreign := foreignCanaryService
+	// available: the canary's pod available at its first step, the route
+	// as route makes it, and the foreign Service: the route is not written.
+	available := func(name string, route func(*testing.T, *appv1.DeployObject) *gatewayv1.HTTPRoute) canaryCase {
+		return canaryCase{
+			name: name,
+			world: func(t *testing.T, f *fixture, dobj *appv1.DeployObject) {
+				f.put(canaryReplicaSet(dobj, 1), stableService(dobj, true), route(t, dobj))
+				f.unlisted = append(f.unlisted, foreign(dobj))
+				dobj.Status.Canary = canaryStatus(func(*appv1.CanaryStatus) {})
+			},
+			now:      stepStart,
+			actions:  []string{"create services web-canary", "get services web-canary"},
+			canary:   canaryStatus(func(st *appv1.CanaryStatus) { st.Replicas, st.AvailableReplicas = 1, 1 }),
+			ready:    appv1.ReasonResourceConflict,
+			progress: appv1.ConditionStalled,
+			after:    10 * time.Minute,
+		}
+	}
+	runCanaryCases(t, []canaryCase{
+		{
+			name: "the canary starts: the create of its Service refused, the conflict reported",
+			world: func(_ *testing.T, f *fixture, dobj *appv1.DeployObject) {
+				f.unlisted = append(f.unlisted, foreign(dobj))
+			},
+			now: stepStart,
+			actions: []string{
+				"list replicasets ",
+				"create replicasets " + canaryRSName,
+				"get services web", "update services web",
+				"create services web-canary", "get services web-canary",
+			},
+			canary:   canaryStatus(func(*appv1.CanaryStatus) {}),
+			ready:    appv1.ReasonResourceConflict,
+			progress: appv1.ConditionStalled,
+			events:   []string{"CanaryStarted"},
+			after:    10 * time.Minute,
+		},
+		available("a route at 10 % when the canary Service became foreign: not raised to the step's 20 %", func(t *testing.T, dobj *appv1.DeployObject) *gatewayv1.HTTPRoute {
+			return canaryRoute(t, dobj, ptr.To[int32](10), 2, 2)
+		}),
+		available("the canary's pod available: no weight for a Service that is not ours", func(_ *testing.T, dobj *appv1.DeployObject) *gatewayv1.HTTPRoute {
+			return testobjects.LiveHTTPRoute(dobj)
+		}),
 	})
 }

@@ -58,7 +58,7 @@ func (p *pass) gatewayRoutes(ctx context.Context) error {
 	}); kept != "" {
 		out.KeptRoute = kept
 	} else {
-		desired, err := children.DesiredGRPCRoute(dobj, p.canaryDecision.Weight)
+		desired, err := children.DesiredGRPCRoute(dobj, p.canaryWeight())
 		if err != nil {
 			return err
 		}
@@ -102,7 +102,7 @@ func (p *pass) gatewayRoutes(ctx context.Context) error {
 		synced    **gatewayv1.HTTPRoute
 	}{
 		{children.KindHTTPRoute, dobj.Name, children.WantsHTTPRoute(dobj), func(d *appv1.DeployObject) (*gatewayv1.HTTPRoute, error) {
-			return children.DesiredHTTPRoute(d, p.canaryDecision.Weight)
+			return children.DesiredHTTPRoute(d, p.canaryWeight())
 		}, &out.HTTPRoute},
 		{children.KindHTTPSRedirect, children.HTTPSRedirectName(dobj), children.WantsHTTPSRedirect(dobj), children.DesiredHTTPSRedirect, &out.HTTPSRedirect},
 	} {
