@@ -229,13 +229,15 @@ func (p *pass) liveCanaryWeight() *int32 {
 
 // canaryReplicaSet brings the canary ReplicaSet in line with the decision,
 // hands it over to the Deployment at promotion, and deletes every other
-// canary ReplicaSet dobj controls (of earlier attempts or revisions).
+// canary ReplicaSet dobj controls (of earlier attempts or revisions), and
+// its own too when its template breaks --pod-security-profile: the canary
+// then has no pods, and its step aborts at its progress deadline.
 func (p *pass) canaryReplicaSet(ctx context.Context) error {
 	dobj, d := p.dobj, p.canaryDecision
 	ns := dobj.Namespace
 	client := p.KubeClient.AppsV1().ReplicaSets(ns)
 	current := ""
-	if d.Status != nil && d.CanaryReplicas != nil {
+	if d.Status != nil && d.CanaryReplicas != nil && !p.templateRefused {
 		current = children.CanaryReplicaSetName(dobj, d.Status.ID)
 		if d.HandOver {
 			action, err := p.handOver(ctx, current)

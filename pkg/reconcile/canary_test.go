@@ -847,3 +847,33 @@ func TestSyncCanaryForeignService(t *testing.T) {
 		}),
 	})
 }
+
+// TestSyncCanaryRefusedTemplate: with --pod-security-profile=restricted, a
+// new revision that breaks it runs no canary pod: no canary ReplicaSet is
+// made, and Ready names the violation.
+func TestSyncCanaryRefusedTemplate(t *testing.T) {
+	refused := func(f *fixture, dobj *appv1.DeployObject) {
+		f.podSecurity = children.ProfileRestricted
+		dobj.Spec.Sidecars = []corev1.Container{{Name: "proxy", Image: "envoy:1", SecurityContext: &corev1.SecurityContext{Privileged: ptr.To(true)}}}
+	}
+	runCanaryCases(t, []canaryCase{
+		{
+			name:  "the canary starts: no canary ReplicaSet",
+			world: func(_ *testing.T, f *fixture, dobj *appv1.DeployObject) { refused(f, dobj) },
+			now:   stepStart,
+			actions: []string{
+				"list replicasets ",
+				"get services web", "update services web",
+				"create services web-canary",
+			},
+			// The revision of the template with the sidecar.
+			canary: canaryStatus(func(st *appv1.CanaryStatus) {
+				st.ID, st.Revision = "496b5e36cb5d397f-1", "496b5e36cb5d397f"
+			}),
+			ready:    appv1.ReasonPodSecurityViolation,
+			progress: appv1.ConditionStalled,
+			events:   []string{"CanaryStarted"},
+			after:    10 * time.Minute,
+		},
+	})
+}

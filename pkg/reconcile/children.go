@@ -136,6 +136,9 @@ type pass struct {
 	// canaryHeld: the canary holds the live pod template, which differs
 	// from the one the spec asks for.
 	canaryHeld bool
+	// templateRefused: the pod template the spec asks for breaks
+	// --pod-security-profile, so no pod of it may run, a canary's neither.
+	templateRefused bool
 }
 
 func (r *Children) newPass(dobj *appv1.DeployObject) *pass {

@@ -137,6 +137,7 @@ func (p *pass) hold(ctx context.Context, desired *appsv1.Deployment, cfg configr
 	}
 	if p.PodSecurityCheck != nil {
 		if violations := p.PodSecurityCheck(&desired.Spec.Template); len(violations) > 0 {
+			p.templateRefused = true
 			p.out.Deployment = live
 			p.out.Problems = append(p.out.Problems, children.Problem{Kind: "Deployment", Reason: appv1.ReasonPodSecurityViolation, Message: children.PodSecurityMessage(violations)})
 			return true, nil
