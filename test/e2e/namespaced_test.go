@@ -19,7 +19,7 @@ import (
 )
 
 // TestNamespacedInstallation installs deploy/namespaced into one namespace
-// the way docs/operating.md tells a team to, checks with `kubectl auth can-i` that
+// the way docs/operating.md tells a team to, checks (as `kubectl auth can-i --as` does) that
 // its ServiceAccount may do the controller's job there and nothing anywhere
 // else, and runs the controller binary with a token of that ServiceAccount
 // and the flags of the installed Deployment: the examples in the namespace
