@@ -3,6 +3,7 @@ package reconcile
 import (
 	"encoding/json"
 	"maps"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -876,4 +877,107 @@ func TestSyncCanaryRefusedTemplate(t *testing.T) {
 			after:    10 * time.Minute,
 		},
 	})
+}
+
+// TestSyncCanaryGRPCRoute: the canary of a DeployObject whose route is a
+// GRPCRoute gets its weight in every rule of the GRPCRoute, read back from
+// it, and its step completes once every Gateway accepted the GRPCRoute's
+// generation.
+func TestSyncCanaryGRPCRoute(t *testing.T) {
+	// The revision of withCanary's spec with WithGRPCRoute's ports.
+	const revision = "a0666df2b0507a30"
+	const id = revision + "-1"
+	route := func(t *testing.T, dobj *appv1.DeployObject, weight *int32, observed int64) *gatewayv1.GRPCRoute {
+		r, err := children.DesiredGRPCRoute(dobj, weight)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.UID, r.ResourceVersion, r.Generation = "uid-grpcroute", "72", 2
+		for _, ref := range r.Spec.ParentRefs {
+			r.Status.Parents = append(r.Status.Parents, gatewayv1.RouteParentStatus{ParentRef: ref, ControllerName: "example.com/gateway", Conditions: []metav1.Condition{
+				{Type: "Accepted", Status: metav1.ConditionTrue, Reason: "Accepted", ObservedGeneration: observed},
+				{Type: "ResolvedRefs", Status: metav1.ConditionTrue, Reason: "ResolvedRefs", ObservedGeneration: observed},
+			}})
+		}
+		return r
+	}
+	status := func(mutate func(*appv1.CanaryStatus)) *appv1.CanaryStatus {
+		return canaryStatus(func(st *appv1.CanaryStatus) {
+			st.ID, st.Revision = id, revision
+			mutate(st)
+		})
+	}
+	for _, tc := range []struct {
+		name    string
+		route   func(*testing.T, *appv1.DeployObject) *gatewayv1.GRPCRoute
+		actions []string
+		// weights are each rule's backends sent, none without a write.
+		weights [][]string
+		phase   appv1.CanaryPhase
+	}{
+		{
+			name: "the canary's pod available: every rule sends it 20 %",
+			route: func(_ *testing.T, dobj *appv1.DeployObject) *gatewayv1.GRPCRoute {
+				return testobjects.LiveGRPCRoute(dobj)
+			},
+			actions: []string{"get grpcroutes web", "update grpcroutes web"},
+			weights: [][]string{{"web=80", "web-canary=20"}, {"web=80", "web-canary=20"}},
+			phase:   appv1.CanaryProgressing,
+		},
+		{
+			name: "the Gateways have not accepted the GRPCRoute's generation: the step waits",
+			route: func(t *testing.T, dobj *appv1.DeployObject) *gatewayv1.GRPCRoute {
+				return route(t, dobj, ptr.To[int32](20), 1)
+			},
+			phase: appv1.CanaryProgressing,
+		},
+		{
+			name: "every Gateway accepted the weight: the pause begins",
+			route: func(t *testing.T, dobj *appv1.DeployObject) *gatewayv1.GRPCRoute {
+				return route(t, dobj, ptr.To[int32](20), 2)
+			},
+			phase: appv1.CanaryPaused,
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t)
+			f.gatewayAPI = true
+			dobj := testobjects.NewDeployObject(withCanary, testobjects.WithGRPCRoute)
+			f.inLine(dobj, testobjects.LiveGRPCRoute(dobj))
+			f.unlisted = append(f.unlisted, stableReplicaSet(dobj))
+			dobj.Spec.Image, dobj.Generation = "nginx:1.28", 3
+			rs := testobjects.LiveCanaryReplicaSet(dobj, id)
+			rs.Status.ReadyReplicas, rs.Status.AvailableReplicas = 1, 1
+			svc := children.DesiredCanaryService(dobj, id)
+			svc.UID, svc.ResourceVersion = "uid-canary-svc", "31"
+			svc.Spec.ClusterIP, svc.Spec.ClusterIPs, svc.Spec.SessionAffinity = "10.96.0.11", []string{"10.96.0.11"}, corev1.ServiceAffinityNone
+			f.put(rs, stableService(dobj, true), svc, tc.route(t, dobj))
+			dobj.Status.Canary = status(func(*appv1.CanaryStatus) {})
+			c := f.newChildren(dobj)
+			c.Now = func() time.Time { return minuteLater.Time }
+			res, err := f.syncWith(c, dobj)
+			if err != nil {
+				t.Fatalf("sync: %v", err)
+			}
+			actions := f.allActions()
+			expectActions(t, actions, tc.actions...)
+			if st := res.Outcome.Canary; st == nil || st.ID != id || st.Phase != tc.phase || st.AvailableReplicas != 1 {
+				t.Errorf("status.canary %+v, want canary %s %s with 1 pod available", st, id, tc.phase)
+			}
+			if tc.weights == nil {
+				return
+			}
+			var got [][]string
+			for _, rule := range actions[1].(core.UpdateAction).GetObject().(*gatewayv1.GRPCRoute).Spec.Rules {
+				var refs []string
+				for _, b := range rule.BackendRefs {
+					refs = append(refs, string(b.Name)+"="+jsonOf(t, b.Weight))
+				}
+				got = append(got, refs)
+			}
+			if !reflect.DeepEqual(got, tc.weights) {
+				t.Errorf("GRPCRoute backends %v, want %v", got, tc.weights)
+			}
+		})
+	}
 }
