@@ -98,7 +98,13 @@ func stableService(dobj *appv1.DeployObject, pinned bool) *corev1.Service {
 
 // canaryService is the canary Service as the API server holds it.
 func canaryService(dobj *appv1.DeployObject) *corev1.Service {
-	s := children.DesiredCanaryService(dobj, canaryID)
+	return canaryServiceOf(dobj, canaryID)
+}
+
+// canaryServiceOf is the canary Service of canary id as the API server
+// holds it.
+func canaryServiceOf(dobj *appv1.DeployObject, id string) *corev1.Service {
+	s := children.DesiredCanaryService(dobj, id)
 	s.UID, s.ResourceVersion = "uid-canary-svc", "31"
 	s.Spec.ClusterIP, s.Spec.ClusterIPs = "10.96.0.11", []string{"10.96.0.11"}
 	s.Spec.SessionAffinity = corev1.ServiceAffinityNone
@@ -115,13 +121,21 @@ func canaryRoute(t *testing.T, dobj *appv1.DeployObject, weight *int32, generati
 		t.Fatal(err)
 	}
 	r.UID, r.ResourceVersion, r.Generation = "uid-route", "70", generation
-	for _, ref := range r.Spec.ParentRefs {
-		r.Status.Parents = append(r.Status.Parents, gatewayv1.RouteParentStatus{ParentRef: ref, ControllerName: "example.com/gateway", Conditions: []metav1.Condition{
+	r.Status.Parents = acceptedBy(r.Spec.ParentRefs, observed)
+	return r
+}
+
+// acceptedBy is a route's status with every parent of refs accepting its
+// generation observed.
+func acceptedBy(refs []gatewayv1.ParentReference, observed int64) []gatewayv1.RouteParentStatus {
+	var parents []gatewayv1.RouteParentStatus
+	for _, ref := range refs {
+		parents = append(parents, gatewayv1.RouteParentStatus{ParentRef: ref, ControllerName: "example.com/gateway", Conditions: []metav1.Condition{
 			{Type: "Accepted", Status: metav1.ConditionTrue, Reason: "Accepted", ObservedGeneration: observed},
 			{Type: "ResolvedRefs", Status: metav1.ConditionTrue, Reason: "ResolvedRefs", ObservedGeneration: observed},
 		}})
 	}
-	return r
+	return parents
 }
 
 // promotedDeployment is web's Deployment as the API server holds it once
@@ -893,12 +907,7 @@ func TestSyncCanaryGRPCRoute(t *testing.T) {
 			t.Fatal(err)
 		}
 		r.UID, r.ResourceVersion, r.Generation = "uid-grpcroute", "72", 2
-		for _, ref := range r.Spec.ParentRefs {
-			r.Status.Parents = append(r.Status.Parents, gatewayv1.RouteParentStatus{ParentRef: ref, ControllerName: "example.com/gateway", Conditions: []metav1.Condition{
-				{Type: "Accepted", Status: metav1.ConditionTrue, Reason: "Accepted", ObservedGeneration: observed},
-				{Type: "ResolvedRefs", Status: metav1.ConditionTrue, Reason: "ResolvedRefs", ObservedGeneration: observed},
-			}})
-		}
+		r.Status.Parents = acceptedBy(r.Spec.ParentRefs, observed)
 		return r
 	}
 	status := func(mutate func(*appv1.CanaryStatus)) *appv1.CanaryStatus {
@@ -948,10 +957,7 @@ func TestSyncCanaryGRPCRoute(t *testing.T) {
 			dobj.Spec.Image, dobj.Generation = "nginx:1.28", 3
 			rs := testobjects.LiveCanaryReplicaSet(dobj, id)
 			rs.Status.ReadyReplicas, rs.Status.AvailableReplicas = 1, 1
-			svc := children.DesiredCanaryService(dobj, id)
-			svc.UID, svc.ResourceVersion = "uid-canary-svc", "31"
-			svc.Spec.ClusterIP, svc.Spec.ClusterIPs, svc.Spec.SessionAffinity = "10.96.0.11", []string{"10.96.0.11"}, corev1.ServiceAffinityNone
-			f.put(rs, stableService(dobj, true), svc, tc.route(t, dobj))
+			f.put(rs, stableService(dobj, true), canaryServiceOf(dobj, id), tc.route(t, dobj))
 			dobj.Status.Canary = status(func(*appv1.CanaryStatus) {})
 			c := f.newChildren(dobj)
 			c.Now = func() time.Time { return minuteLater.Time }
